@@ -1,0 +1,82 @@
+"""Tournament throughput: classic games per minute through the live server, against play_match.
+
+Run: .venv/bin/python bench/tournament.py [--bots table,rule,heuristic,random] [--concurrency 16]
+     [--games-per-pair 100]
+
+The networked figure is a round-robin of 4 bot processes through an embedded
+`ttt serve` (real WebSocket, real processes) at concurrency 16, timed from the
+first game started to the last ended (start-up excluded). The baseline, measured
+in the same run, is the same schedule and seed through `play_match` in this
+process; the ratio says what the network, the server and the processes cost.
+Both runs must give the same results; the script says whether they did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from bots.tournament.cli import load_strategy, parse_entries
+from bots.tournament.director import Format, TournamentConfig
+from bots.tournament.match import play_match
+from bots.tournament.runner import NetworkRunner
+
+
+def default_bots() -> str:
+    """The registry's strategies, or (before they exist) the small test strategies in tests/."""
+    if getattr(importlib.import_module("bots"), "strategy", None) is None:
+        tests = str(Path(__file__).resolve().parent.parent / "tests")
+        sys.path.insert(0, tests)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
+        g, r = "tournament_strategies:Greedy", "tournament_strategies:RandomMover"
+        return f"greedy={g},random={r},greedy2={g},random2={r}"
+    return "table,rule,heuristic,random"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--bots", help="entries (default: table,rule,heuristic,random when bots.strategy exists)"
+    )
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--games-per-pair", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    entries = parse_entries(args.bots or default_bots())
+    print(f"bots: {', '.join(f'{n}={s}' for n, s in entries.items())}")
+    config = TournamentConfig(
+        "classic", tuple(entries), Format.ROUND_ROBIN, args.games_per_pair, args.concurrency
+    )
+    runner = NetworkRunner(
+        config, entries, seed=args.seed, move_ms=10_000, server_args=("--rate", "100000", "--burst", "100000")
+    )
+    networked = asyncio.run(runner.run())
+    games = len(networked.records)
+    net_rate = games / runner.play_seconds * 60
+
+    strategies = {name: load_strategy(s) for name, s in entries.items()}
+    began = time.perf_counter()
+    local = play_match(config, strategies, seed=args.seed)
+    local_seconds = time.perf_counter() - began
+    local_rate = len(local.records) / local_seconds * 60
+
+    same = [
+        (r.spec.number, r.moves, r.result) for r in sorted(networked.records, key=lambda r: r.spec.number)
+    ] == [(r.spec.number, r.moves, r.result) for r in local.records]
+    print(
+        f"networked games: {games} in {runner.play_seconds:.2f} s "
+        f"({len(entries)} bots, concurrency {args.concurrency})"
+    )
+    print(f"networked classic games per minute: {net_rate:,.0f}")
+    print(f"baseline play_match games per minute: {local_rate:,.0f}")
+    print(f"ratio networked / play_match: {net_rate / local_rate:.3f}")
+    print(f"same results networked and in-process: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""A strategy as a network player: `bots.player_core.BotCore` decides, `run_bot` moves the bytes.
+
+`BotCore` is sans-I/O: it takes server messages (and, when a tournament runner
+drives the bot, control commands) and returns what to do: messages to send,
+games whose turn it is, reports for the runner. The async shell `run_bot`
+connects through `protocol.client`, sleeps the think time, calls the strategy,
+reconnects with backoff after a drop and exits cleanly on SIGINT or SIGTERM.
+
+The control channel (``ttt bot --control``, used by ``ttt tournament``) is JSON
+lines: on stdin ``{"cmd": "challenge", "number": N, "opponent": B, "variant": V,
+"move_ms": T, "opening": [...]}`` (this bot, X, challenges B from the position
+after the opening moves) and ``{"cmd": "expect", "number": N, "challenger": A}``
+(accept A's next challenge as game N); on stdout ``{"event": "ready"}``, ``{"event":
+"game_over", "number": N, ...}`` and ``{"event": "declined", ...}``. A game
+with a number draws its random numbers from `bots.tournament.match.game_rng`,
+exactly as `play_match` does, so both runners play the same games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots.player_core import (
+    Action,
+    Assignment,
+    BotCore,
+    BotGame,
+    Policy,
+    Report,
+    Send,
+    Think,
+)
+from bots.tournament.match import Strategy
+from protocol import messages as m
+
+__all__ = [
+    "Action",
+    "Assignment",
+    "Backoff",
+    "BotConfig",
+    "BotCore",
+    "BotGame",
+    "Policy",
+    "Report",
+    "Send",
+    "Think",
+    "run_bot",
+]
+
+
+class Backoff:
+    """Delays between reconnection attempts: doubling from ``first`` up to ``cap``, with jitter."""
+
+    def __init__(self, first: float = 0.1, cap: float = 5.0, rng: random.Random | None = None) -> None:
+        self.first, self.cap = first, cap
+        self.rng = rng or random.Random()
+        self.attempt = 0
+
+    def next(self) -> float:
+        delay = min(self.cap, self.first * 2.0**self.attempt)
+        self.attempt += 1
+        return delay * (0.5 + self.rng.random() / 2)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BotConfig:
+    """How to run one bot process (the ``ttt bot`` flags)."""
+
+    server: str
+    name: str
+    policy: Policy = field(default_factory=Policy)
+    seed: int = 0
+    token_file: str | None = None
+    control: bool = False
+    #: The runner's entrants: their challenges wait for the runner's ``expect`` (control mode).
+    #: Known from the start, so no challenge can slip in before them.
+    entrants: frozenset[str] = frozenset()
+
+
+async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | None = None) -> int:
+    """Play as ``config.name`` until ``stop`` is set (or SIGINT/SIGTERM, or stdin closes in control mode).
+
+    Returns the process exit code: 0 after a clean stop, 2 when the server refuses the bot's name.
+    """
+    from protocol.client import ArenaClient, ConnectionLost, RemoteError
+
+    loop = asyncio.get_running_loop()
+    stop = stop or asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, stop.set)
+    core = BotCore(config.name, strategy, config.policy, config.seed)
+    core.entrants = config.entrants
+    inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    token = _read_token(config.token_file)
+    client = ArenaClient(config.server, config.name, "bot", token)
+    backoff = Backoff()
+    tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def pump() -> None:
+        while True:
+            try:
+                event = await client.next_event()
+            except ConnectionLost:
+                await inbox.put(("lost", None))
+                return
+            await inbox.put(("message", event))
+
+    async def think(action: Think) -> None:
+        began = loop.time()
+        if config.policy.think_ms:
+            await asyncio.sleep(config.policy.think_ms / 1000)
+        move = core.decide(action.room, action.ply)
+        core.spent(action.room, (loop.time() - began) * 1000)
+        if move is not None:
+            with contextlib.suppress(ConnectionLost):
+                await client.send(move)
+
+    async def perform(actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                with contextlib.suppress(ConnectionLost):
+                    await client.send(action.message)
+                if isinstance(action.message, m.Leave):
+                    client.session.left(action.message.room)
+            elif isinstance(action, Think):
+                if config.policy.think_ms:
+                    spawn(think(action))
+                else:
+                    await think(action)
+            else:
+                _emit(action.data)
+
+    async def connect(first: bool) -> bool:
+        while not stop.is_set():
+            try:
+                if first:
+                    welcome = await client.open()
+                    if welcome.rooms:  # seated from an earlier run (same token): take those games up
+                        core.seated_before.update(welcome.rooms)
+                        resumed = await client.request(m.Resume(rooms=dict.fromkeys(welcome.rooms, 0)))
+                        await perform(core.receive(resumed))
+                else:
+                    resumed = await client.reconnect()
+                    await perform(core.receive(resumed))
+                _write_token(config.token_file, client.token)
+                backoff.reset()
+                spawn(pump())
+                return True
+            except RemoteError as exc:
+                if exc.code in ("bad_name", "name_taken", "bad_token", "protocol_version"):
+                    print(f"ttt bot: the server refused {config.name!r}: {exc}", file=sys.stderr)
+                    return False
+                delay = backoff.next()
+            except (OSError, TimeoutError, ConnectionLost) as exc:
+                delay = backoff.next()
+                print(f"ttt bot: cannot reach {client.url} ({exc}); again in {delay:.1f} s", file=sys.stderr)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+        return False
+
+    if not await connect(first=True):
+        return 0 if stop.is_set() else 2
+    if config.control:
+        _read_commands(loop, inbox)
+        _emit({"event": "ready", "name": config.name})
+    waiter = asyncio.create_task(stop.wait())
+    try:
+        while not stop.is_set():
+            getter = asyncio.create_task(inbox.get())
+            done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                break
+            kind, item = getter.result()
+            if kind == "message":
+                await perform(core.receive(item))
+            elif kind == "command":
+                await perform(core.command(item))
+            elif kind == "eof":
+                break  # the runner is gone
+            elif kind == "lost" and not await connect(first=False):
+                break
+        await perform(core.resign_all())
+    finally:
+        waiter.cancel()
+        for task in list(tasks):
+            task.cancel()
+        await client.close()
+    return 0
+
+
+def _emit(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def _read_commands(loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[tuple[str, Any]]) -> None:
+    """Read JSON lines from stdin in a thread; each becomes a ``command`` in ``inbox``."""
+
+    def reader() -> None:
+        for line in sys.stdin:
+            if line.strip():
+                try:
+                    item: tuple[str, Any] = ("command", json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+                loop.call_soon_threadsafe(inbox.put_nowait, item)
+        loop.call_soon_threadsafe(inbox.put_nowait, ("eof", None))
+
+    threading.Thread(target=reader, name="bot-commands", daemon=True).start()
+
+
+def _read_token(path: str | None) -> str | None:
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or None
+    return None
+
+
+def _write_token(path: str | None, token: str | None) -> None:
+    if path and token:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(token + "\n")

@@ -1,0 +1,1 @@
+"""The strategies a bot can play; build them through `bots.strategy`."""

@@ -1,0 +1,62 @@
+"""What every strategy shares: the `Strategy` protocol, the noise wrapper and errors."""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from protocol.errors import ArenaError
+from protocol.rules import Cell, State
+
+
+class StrategyError(ArenaError):
+    """A strategy name or option the registry refuses."""
+
+    code = "bad_strategy"
+
+
+class Strategy(Protocol):
+    """A bot's brain: a pure function of the position and an injected random source."""
+
+    name: str
+
+    def choose(self, state: State, rng: random.Random) -> Cell: ...
+
+
+class Noisy:
+    """``inner``, except that with chance ``noise`` it plays a uniformly random legal move."""
+
+    def __init__(self, inner: Strategy, noise: float) -> None:
+        if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0.0 <= noise <= 1.0:
+            raise StrategyError(f"noise is a chance between 0 and 1, not {noise!r}")
+        self.inner = inner
+        self.noise = float(noise)
+        self.name = inner.name
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        if self.noise and rng.random() < self.noise:
+            return rng.choice(state.legal_moves())
+        return self.inner.choose(state, rng)
+
+
+class RandomStrategy:
+    """Uniform over the legal moves."""
+
+    name = "random"
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        return rng.choice(state.legal_moves())
+
+
+def bare(state: State) -> State:
+    """``state`` as a bare search position (no history, no cap, no move list)."""
+    if not state.draw_rules:
+        return state
+    return State(state.variant, state.x, state.o, state.queues, state.to_move, state.ply, (), state.outcome,
+                 None, False)  # fmt: skip
+
+
+def passed(state: State) -> State:
+    """The same marks with the other side to move: where would the opponent strike?"""
+    return State(state.variant, state.x, state.o, state.queues, state.to_move.other, state.ply, (), None,
+                 None, False)  # fmt: skip

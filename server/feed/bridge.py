@@ -1,0 +1,363 @@
+"""The MQTT bridge: an async shell that drains an `EventBus` into a broker.
+
+Game logic never waits on it: the bus hands events over without blocking, the
+`Outbox` keeps what the broker has not confirmed, and one background task
+connects, publishes, and reconnects with backoff when the broker goes away.
+The same connection can carry subscriptions (the relay between nodes uses them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from server.bus import EventBus, FeedEvent, Subscription
+from server.feed.outbox import Outbox
+from server.feed.relay import RemoteRooms
+from server.feed.topics import (
+    PREFIX,
+    BadTopicKey,
+    encode,
+    node_offline,
+    parse_mqtt_url,
+    publication_for,
+    topic_for,
+)
+
+log = logging.getLogger("ttt.feed")
+
+#: Called for every message received on the feed's subscriptions:
+#: (topic, payload, retained, origin node or None).
+MessageHandler = Callable[[str, bytes, bool, str | None], None]
+
+#: MQTT 5 user property naming the node that published a message (the will included).
+ORIGIN = "node"
+
+
+def origin_props(node_id: str, packet_type: int = PacketTypes.PUBLISH) -> Properties:
+    props = Properties(packet_type)  # type: ignore[no-untyped-call]
+    props.UserProperty = [(ORIGIN, node_id)]
+    return props
+
+
+def origin_of(message: aiomqtt.Message) -> str | None:
+    """The node that published ``message``, from its MQTT 5 user property."""
+    pairs = getattr(message.properties, "UserProperty", None) or []
+    for name, value in pairs:
+        if name == ORIGIN:
+            return str(value)
+    return None
+
+
+@dataclass(slots=True)
+class Backoff:
+    """Reconnect delays: ``first``, doubling up to ``cap``, each with +-20 % jitter so that
+    many nodes do not hammer a broker that just came back all at the same instant."""
+
+    first: float = 0.25
+    cap: float = 10.0
+    rng: random.Random = field(default_factory=random.Random)
+    _current: float = 0.0
+
+    def next(self) -> float:
+        self._current = self.first if self._current == 0.0 else min(self.cap, self._current * 2)
+        return self._current * self.rng.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self._current = 0.0
+
+
+class Feed:
+    """Publishes a bus's events under ``ttt/v1/...`` for one node.
+
+    Args:
+        bus: the server's event bus; the feed subscribes at construction, so nothing
+            published after that is missed.
+        url: ``mqtt://HOST[:PORT]``.
+        node_id: this node; the last will marks ``nodes/{node_id}`` offline.
+        max_events: room events that may wait while the broker is away.
+        backoff: reconnect delays.
+        batch: publications in flight at once.
+        subscriptions: topic filters to subscribe to on every connection.
+        on_message: receives those messages (called in the event loop; must not block).
+        remote: the view of the other nodes to keep up to date (subscribes to its filters).
+        wait_for_node: seconds the first connection waits for this node's own ``node`` event,
+            so that the last will carries its full presence (URL included).
+
+    Raises:
+        BadMqttUrl: ``url`` is not an MQTT URL.
+        BadTopicKey: ``node_id`` cannot be a topic level.
+    """
+
+    def __init__(
+        self,
+        bus: EventBus,
+        url: str,
+        node_id: str,
+        *,
+        prefix: str = PREFIX,
+        max_events: int = 10_000,
+        backoff: Backoff | None = None,
+        batch: int = 100,
+        subscriptions: Sequence[str] = (),
+        on_message: MessageHandler | None = None,
+        remote: RemoteRooms | None = None,
+        wait_for_node: float = 0.0,
+    ) -> None:
+        self.address = parse_mqtt_url(url)
+        self.node_id = node_id
+        self.prefix = prefix
+        self.node_topic = topic_for("node", node_id, prefix)
+        self.outbox = Outbox(max_events=max_events)
+        self.backoff = backoff or Backoff()
+        self.batch = batch
+        self.remote = remote
+        self.subscriptions = tuple(subscriptions) + tuple(remote.filters if remote else ())
+        self.on_message = on_message or (remote.receive if remote else None)
+        #: Events the bus gave that have no topic (a bad key); logged and skipped.
+        self.invalid = 0
+        self.outages = 0
+        self.reconnects = 0
+        #: Connection attempts so far, and those that failed or whose connection was lost.
+        self.attempts = 0
+        self.failures = 0
+        self._subscription: Subscription = bus.subscribe()
+        self._node_payload: dict[str, Any] | None = None
+        self._wakeup = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self._outage_since: float | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._ever_connected = False
+        self._in_flight = 0
+        self._props = origin_props(node_id)
+        self._node_seen = asyncio.Event()
+        self._retry = asyncio.Event()
+        self._wait_for_node = wait_for_node
+        #: Seconds after subscribing before rooms the broker no longer lists are dropped.
+        self.resync_delay = 2.0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background tasks; returns at once, whether the broker is up or not."""
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._consume(), name="feed-consume"),
+                asyncio.create_task(self._run(), name="feed-connection"),
+            ]
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Send what is waiting (up to ``timeout``), mark the node offline, disconnect."""
+        client = self._client
+        if client is not None and self.outbox.connected:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._drained(), timeout)
+            with contextlib.suppress(Exception):
+                offline = encode(node_offline(self.node_id, self._node_payload))
+                await client.publish(self.node_topic, offline, 1, True, self._props, timeout=timeout)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(task, timeout)
+        self._tasks = []
+        self._subscription.close()
+
+    def retry_now(self) -> None:
+        """Cut the current backoff delay short: try the broker again at once."""
+        self._retry.set()
+
+    @property
+    def connected(self) -> bool:
+        return self.outbox.connected
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waits and nothing is in flight: the broker has confirmed everything."""
+        return len(self.outbox) == 0 and self._in_flight == 0
+
+    def stats(self) -> dict[str, int]:
+        """Counters for ``/metrics``."""
+        return {
+            "feed_connected": int(self.outbox.connected),
+            "feed_published": self.outbox.published,
+            "feed_queued": self.outbox.queued_events,
+            "feed_overflow": self.outbox.overflow,
+            "feed_retained": len(self.outbox.retained),
+            "feed_outages": self.outages,
+            "feed_reconnects": self.reconnects,
+            "feed_invalid": self.invalid,
+            "feed_bus_dropped": self._subscription.dropped,
+        }
+
+    # -- bus side ----------------------------------------------------------------------------
+
+    def offer(self, event: FeedEvent) -> None:
+        """Queue one event for the broker (what the bus consumer does for each event)."""
+        try:
+            pub = publication_for(event, self.prefix)
+        except (BadTopicKey, KeyError) as exc:
+            self.invalid += 1
+            log.warning("feed: skipped a %s event with key %r: %s", event.kind, event.key, exc)
+            return
+        if event.kind == "node" and event.key == self.node_id:
+            self._node_payload = event.payload
+            self._node_seen.set()
+        self.outbox.offer(pub)
+        self._wakeup.set()
+
+    async def _consume(self) -> None:
+        while True:
+            self.offer(await self._subscription.get())
+
+    async def _drained(self) -> None:
+        while not self.idle:
+            await asyncio.sleep(0.01)
+
+    # -- broker side -------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        if self._wait_for_node > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._node_seen.wait(), self._wait_for_node)
+        while True:
+            self._retry.clear()  # a retry_now() from here on cuts the next delay short
+            self.attempts += 1
+            will = aiomqtt.Will(
+                self.node_topic,
+                encode(node_offline(self.node_id, self._node_payload)),
+                1,
+                True,
+                origin_props(self.node_id, PacketTypes.WILLMESSAGE),
+            )
+            client = aiomqtt.Client(
+                self.address.host,
+                self.address.port,
+                username=self.address.username,
+                password=self.address.password,
+                # A stable id: a new connection takes over a half-open old one at once.
+                identifier=f"ttt-node-{self.node_id}",
+                protocol=aiomqtt.ProtocolVersion.V5,
+                will=will,
+                keepalive=15,
+                timeout=10,
+                max_inflight_messages=self.batch,
+            )
+            # aiomqtt warns above 10 pending publishes; a full window is normal here.
+            client.pending_calls_threshold = self.batch + 10
+            try:
+                async with client:
+                    self._on_connected(client)
+                    resync = self.remote.resync_started() if self.remote is not None else 0
+                    for topic in self.subscriptions:
+                        # noLocal: the broker does not echo this node's own messages back.
+                        await client.subscribe(topic, options=SubscribeOptions(qos=1, noLocal=True))
+                    if self.remote is not None:
+                        # Retained messages follow each SUBACK at once; then stale rooms go.
+                        asyncio.get_running_loop().call_later(
+                            self.resync_delay, self.remote.resync_done, resync
+                        )
+                    async with asyncio.TaskGroup() as group:
+                        group.create_task(self._pump(client))
+                        group.create_task(self._listen(client))
+            except Exception as exc:  # any failure means: reconnect later
+                self.failures += 1
+                self._on_lost(exc)
+            finally:
+                self._client = None
+                self.outbox.on_disconnected()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._retry.wait(), self.backoff.next())
+
+    def _on_connected(self, client: aiomqtt.Client) -> None:
+        self._client = client
+        self.outbox.on_connected()
+        self.backoff.reset()
+        if self._ever_connected:
+            self.reconnects += 1
+        self._ever_connected = True
+        if self._outage_since is not None:
+            log.warning(
+                "feed: MQTT broker %s is back after %.1f s; republishing %d retained topics, "
+                "%d events waiting, %d dropped so far",
+                self.address,
+                time.monotonic() - self._outage_since,
+                len(self.outbox.retained),
+                self.outbox.queued_events,
+                self.outbox.overflow,
+            )
+            self._outage_since = None
+        else:
+            log.info("feed: connected to MQTT broker %s as node %s", self.address, self.node_id)
+        self._wakeup.set()
+
+    def _on_lost(self, exc: BaseException) -> None:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        if self._outage_since is not None:
+            log.debug("feed: still no MQTT broker at %s: %s", self.address, exc)
+            return
+        self._outage_since = time.monotonic()
+        self.outages += 1
+        if not isinstance(exc, aiomqtt.MqttError | OSError):
+            log.error("feed: unexpected error in the MQTT bridge", exc_info=exc)
+        log.warning(
+            "feed: MQTT broker %s unreachable (%s); games go on, up to %d events wait, "
+            "retrying with backoff (logged once per outage)",
+            self.address,
+            exc or type(exc).__name__,
+            self.outbox.max_events,
+        )
+
+    async def _pump(self, client: aiomqtt.Client) -> None:
+        while True:
+            batch = self.outbox.take(self.batch)
+            if not batch:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            self._in_flight = len(batch)
+            try:
+                results = await asyncio.gather(
+                    *(client.publish(p.topic, p.payload, p.qos, p.retain, self._props) for p in batch),
+                    return_exceptions=True,
+                )
+            except BaseException:
+                for pub in reversed(batch):
+                    self.outbox.nack(pub)
+                raise
+            finally:
+                self._in_flight = 0
+            failure: BaseException | None = None
+            for pub, result in zip(batch, results, strict=True):
+                if isinstance(result, BaseException):
+                    failure = failure or result
+                else:
+                    self.outbox.ack(pub)
+            for pub, result in reversed(list(zip(batch, results, strict=True))):
+                if isinstance(result, BaseException):
+                    self.outbox.nack(pub)
+            if failure is not None:
+                raise failure
+
+    async def _listen(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            if self.on_message is None:
+                continue
+            payload = message.payload
+            data = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            try:
+                self.on_message(str(message.topic), data, message.retain, origin_of(message))
+            except Exception:
+                log.exception("feed: handler failed on %s", message.topic)

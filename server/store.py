@@ -1,0 +1,281 @@
+"""The SQLite store (WAL mode): players with hashed tokens, rooms, games, moves, results, ratings.
+
+Synchronous on purpose: the server's `server.writer.Writer` runs `write` in a
+worker thread, one transaction per batch of operations from many rooms. Wall
+clock times are stamped here, never in the rooms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.ops import (
+    GameFinished,
+    GameSaved,
+    MoveSaved,
+    PlayerSaved,
+    RatingSaved,
+    RoomSaved,
+    SeqSaved,
+    StoreOp,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS players (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS ratings (
+    player TEXT NOT NULL, variant TEXT NOT NULL, rating REAL NOT NULL, rd REAL NOT NULL,
+    vol REAL NOT NULL, games INTEGER NOT NULL, updated REAL NOT NULL, PRIMARY KEY (player, variant));
+CREATE TABLE IF NOT EXISTS rooms (
+    id TEXT PRIMARY KEY, variant TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
+    private INTEGER NOT NULL, invite TEXT, ply_cap INTEGER, opening TEXT NOT NULL,
+    seat_x TEXT, seat_o TEXT, seq INTEGER NOT NULL, closed INTEGER NOT NULL,
+    created REAL NOT NULL, updated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY, room TEXT NOT NULL, number INTEGER NOT NULL, variant TEXT NOT NULL,
+    x TEXT NOT NULL, o TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
+    ply_cap INTEGER, opening TEXT NOT NULL, x_ms INTEGER, o_ms INTEGER, started REAL NOT NULL,
+    ended REAL, result TEXT, winner TEXT, reason TEXT, line TEXT);
+CREATE TABLE IF NOT EXISTS moves (
+    game TEXT NOT NULL, ply INTEGER NOT NULL, cell INTEGER NOT NULL, x_ms INTEGER, o_ms INTEGER,
+    at REAL NOT NULL, PRIMARY KEY (game, ply));
+CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
+"""
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token: SHA-256 (tokens are 256-bit random, so no salt is needed)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class StoredGame:
+    id: str
+    number: int
+    x: str
+    o: str
+    rated: bool
+    opening: tuple[int, ...]
+    moves: list[int]
+    #: Clocks after the last move (or at the start).
+    x_ms: int | None
+    o_ms: int | None
+    result: str | None
+    winner: str | None
+    reason: str | None
+
+
+@dataclass
+class StoredRoom:
+    id: str
+    variant: str
+    time_control: str
+    rated: bool
+    private: bool
+    invite: str | None
+    ply_cap: int | None
+    opening: tuple[int, ...]
+    seat_x: str | None
+    seat_o: str | None
+    seq: int
+    games: list[StoredGame] = field(default_factory=list)
+
+
+class Store:
+    """One SQLite database file. Safe to call from one thread at a time."""
+
+    def __init__(self, path: str, sync: str = "FULL") -> None:
+        if sync.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
+            raise ValueError(f"bad synchronous mode {sync!r}")
+        self.path = path
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.lock = threading.Lock()
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(f"PRAGMA synchronous={sync.upper()}")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        # Checkpoints run from `checkpoint` on a connection of their own, so a commit never
+        # has to copy the WAL into the database while moves wait to be announced.
+        self.db.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer: sqlite3.Connection | None = None
+        self._checkpoint_lock = threading.Lock()
+        self.db.executescript(SCHEMA)
+        self.writes = 0
+        self.batches = 0
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database (PASSIVE: never waits for the writer)."""
+        with self._checkpoint_lock:
+            if self._checkpointer is None:
+                self._checkpointer = sqlite3.connect(self.path, check_same_thread=False)
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def close(self) -> None:
+        with self.lock, self._checkpoint_lock:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
+            self.db.close()
+
+    # --- writing ------------------------------------------------------------------------
+
+    def write(self, ops: list[StoreOp]) -> None:
+        """Write ``ops`` in one transaction (committed before this returns)."""
+        now = time.time()
+        with self.lock:
+            cur = self.db.cursor()
+            cur.execute("BEGIN")
+            try:
+                for op in ops:
+                    self._apply(cur, op, now)
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        self.writes += len(ops)
+        self.batches += 1
+
+    def _apply(self, cur: sqlite3.Cursor, op: StoreOp, now: float) -> None:
+        if isinstance(op, MoveSaved):
+            cur.execute(
+                "INSERT OR REPLACE INTO moves VALUES (?,?,?,?,?,?)",
+                (op.game, op.ply, op.cell, op.x_ms, op.o_ms, now),
+            )
+            cur.execute("UPDATE rooms SET seq=?, updated=? WHERE id=?", (op.seq, now, op.room))
+        elif isinstance(op, RoomSaved):
+            cur.execute(
+                "INSERT INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                "seat_x=excluded.seat_x, seat_o=excluded.seat_o, seq=excluded.seq, "
+                "closed=excluded.closed, updated=excluded.updated",
+                (
+                    op.room,
+                    op.variant,
+                    op.time_control,
+                    op.rated,
+                    op.private,
+                    op.invite,
+                    op.ply_cap,
+                    json.dumps(list(op.opening)),
+                    op.seat_x,
+                    op.seat_o,
+                    op.seq,
+                    op.closed,
+                    now,
+                    now,
+                ),
+            )
+        elif isinstance(op, GameSaved):
+            cur.execute(
+                "INSERT OR REPLACE INTO games (id, room, number, variant, x, o, time_control, rated, "
+                "ply_cap, opening, x_ms, o_ms, started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    op.game,
+                    op.room,
+                    op.number,
+                    op.variant,
+                    op.x,
+                    op.o,
+                    op.time_control,
+                    op.rated,
+                    op.ply_cap,
+                    json.dumps(list(op.opening)),
+                    op.x_ms,
+                    op.o_ms,
+                    now,
+                ),
+            )
+        elif isinstance(op, GameFinished):
+            cur.execute(
+                "UPDATE games SET ended=?, result=?, winner=?, reason=?, line=? WHERE id=?",
+                (now, op.result, op.winner, op.reason, json.dumps(list(op.line)), op.game),
+            )
+            cur.execute("UPDATE rooms SET seq=?, updated=? WHERE id=?", (op.seq, now, op.room))
+        elif isinstance(op, SeqSaved):
+            cur.execute("UPDATE rooms SET seq=?, updated=? WHERE id=?", (op.seq, now, op.room))
+        elif isinstance(op, RatingSaved):
+            cur.execute(
+                "INSERT OR REPLACE INTO ratings VALUES (?,?,?,?,?,?,?)",
+                (op.player, op.variant, op.rating, op.rd, op.vol, op.games, now),
+            )
+        elif isinstance(op, PlayerSaved):
+            cur.execute(
+                "INSERT INTO players VALUES (?,?,?,?,?)", (op.player, op.name, op.kind, op.token_hash, now)
+            )
+        else:  # pragma: no cover - exhaustive
+            raise TypeError(op)
+
+    # --- reading (at start-up, before the writer runs) -------------------------------------
+
+    def players(self) -> list[tuple[str, str, str, str]]:
+        """Every player: (id, name, kind, token_hash)."""
+        with self.lock:
+            return list(self.db.execute("SELECT id, name, kind, token_hash FROM players"))
+
+    def ratings(self) -> list[tuple[str, str, float, float, float, int]]:
+        with self.lock:
+            return list(self.db.execute("SELECT player, variant, rating, rd, vol, games FROM ratings"))
+
+    def open_rooms(self) -> list[StoredRoom]:
+        """Rooms not closed, each with its games (and the moves of each game)."""
+        with self.lock:
+            rooms = [
+                StoredRoom(
+                    r[0],
+                    r[1],
+                    r[2],
+                    bool(r[3]),
+                    bool(r[4]),
+                    r[5],
+                    r[6],
+                    tuple(json.loads(r[7])),
+                    r[8],
+                    r[9],
+                    r[10],
+                )
+                for r in self.db.execute(
+                    "SELECT id, variant, time_control, rated, private, invite, ply_cap, opening, seat_x, "
+                    "seat_o, seq FROM rooms WHERE closed=0"
+                )
+            ]
+            for room in rooms:
+                for g in list(
+                    self.db.execute(
+                        "SELECT id, number, x, o, rated, opening, x_ms, o_ms, result, winner, reason "
+                        "FROM games WHERE room=? ORDER BY number",
+                        (room.id,),
+                    )
+                ):
+                    moves = list(
+                        self.db.execute(
+                            "SELECT cell, x_ms, o_ms FROM moves WHERE game=? ORDER BY ply", (g[0],)
+                        )
+                    )
+                    x_ms, o_ms = (moves[-1][1], moves[-1][2]) if moves else (g[6], g[7])
+                    room.games.append(
+                        StoredGame(
+                            g[0],
+                            g[1],
+                            g[2],
+                            g[3],
+                            bool(g[4]),
+                            tuple(json.loads(g[5])),
+                            [mv[0] for mv in moves],
+                            x_ms,
+                            o_ms,
+                            g[8],
+                            g[9],
+                            g[10],
+                        )
+                    )
+            return rooms
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """A read-only query (for tests and tools)."""
+        with self.lock:
+            return list(self.db.execute(sql, params))

@@ -1,0 +1,244 @@
+"""`BotCore`, the sans-I/O bot: challenges taken or declined with a reason, moves, reports."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from bots.player import Backoff
+from bots.player_core import Assignment, BotCore, Policy, Report, Send, Think
+from bots.tournament.match import game_rng
+from protocol import messages as m
+from protocol.rules import Cell, Mark, State
+
+
+class FirstLegal:
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        return state.legal_moves()[0]
+
+
+class RngPick:
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        return rng.choice(state.legal_moves())
+
+
+def challenge(
+    cid: str = "c1", by: str = "alice", variant: str = "classic", tc: object = None
+) -> m.ChallengeReceived:
+    return m.ChallengeReceived(
+        challenge=cid,
+        challenger=m.PlayerInfo(id=f"p-{by}", name=by, kind="human"),
+        variant=variant,
+        colour="x",
+        time_control=tc or m.NoClock(),  # type: ignore[arg-type]
+        rated=False,
+    )
+
+
+def clocks() -> m.Clocks:
+    return m.Clocks(x_ms=None, o_ms=None, running=None)
+
+
+def snapshot(
+    room: str = "r1", variant: str = "classic", game: m.GameSnapshot | None = None
+) -> m.RoomSnapshot:
+    summary = m.RoomSummary(
+        id=room,
+        variant=variant,
+        time_control=m.NoClock(),
+        rated=False,
+        private=True,
+        ply_cap=None,
+        seats=m.Seats(x="alice", o="bot"),
+        status="playing",
+        spectators=0,
+        games=1,
+    )
+    return m.RoomSnapshot(room=summary, seq=3, games=[], game=game)
+
+
+def started(room: str = "r1", game: str = "g1", x: str = "alice", o: str = "bot") -> m.GameStarted:
+    return m.GameStarted(
+        room=room, seq=4, game=game, number=1, variant="classic", x=x, o=o, clocks=clocks(), rated=False
+    )
+
+
+def moved(ply: int, cell: int, mark: str, room: str = "r1", game: str = "g1") -> m.Moved:
+    return m.Moved(room=room, seq=4 + ply, game=game, ply=ply, cell=cell, mark=mark, clocks=clocks())  # type: ignore[arg-type]
+
+
+def sends(actions: Sequence[object]) -> list[m.ClientMessage]:
+    return [a.message for a in actions if isinstance(a, Send)]
+
+
+def test_policy_declines_with_reasons() -> None:
+    core = BotCore("bot", FirstLegal(), Policy(variants=frozenset({"classic"}), max_games=1, think_ms=500))
+    (decline,) = sends(core.receive(challenge(variant="tactic-toe")))
+    assert isinstance(decline, m.DeclineChallenge) and "classic, not tactic-toe" in decline.reason
+    (decline,) = sends(core.receive(challenge(tc=m.PerMove(move_ms=300))))
+    assert isinstance(decline, m.DeclineChallenge) and "too fast" in decline.reason
+    (accept,) = sends(core.receive(challenge("c2")))
+    assert isinstance(accept, m.AcceptChallenge) and accept.challenge == "c2"
+    (decline,) = sends(core.receive(challenge("c3")))
+    assert isinstance(decline, m.DeclineChallenge) and decline.reason.startswith("busy")
+
+
+def test_accepted_game_is_played_to_the_end_and_reported() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    core.receive(challenge("c1"))
+    joined = m.Joined(room="r1", role="o", snapshot=snapshot(), ref="acc-c1")
+    assert core.receive(joined) == []
+    assert core.receive(started()) == []  # X (alice) moves first
+    think = core.receive(moved(1, 4, "x"))
+    assert think == [Think("r1", 1)]
+    move = core.decide("r1", 1)
+    assert move == m.Move(room="r1", cell=0)
+    assert core.decide("r1", 0) is None  # stale: not that ply
+    core.receive(moved(2, 0, "o"))
+    core.receive(moved(3, 8, "x"))
+    assert core.receive(moved(3, 8, "x")) == []  # a repeated event changes nothing
+    over = m.GameEnded(
+        room="r1",
+        seq=20,
+        game="g1",
+        outcome=m.Result(result="1-0", winner="x", reason="line", line=[0, 4, 8]),
+    )
+    actions = core.receive(over)
+    report = next(a.data for a in actions if isinstance(a, Report))
+    assert report["moves"] == [4, 0, 8] and report["result"] == "1-0" and report["reason"] == "line"
+    assert report["mark"] == "o" and report["number"] is None
+    assert sends(actions) == [m.Leave(room="r1")]
+    assert core.games == {} and core.busy == 0
+
+
+def test_runner_challenge_and_expectation_share_a_numbered_game() -> None:
+    x_bot = BotCore("A", RngPick(), Policy(), seed=9)
+    o_bot = BotCore("B", RngPick(), Policy(), seed=9)
+    o_bot.command({"cmd": "entrants", "names": ["A", "B"]})
+    # the challenge (from the position after the opening 4, 0) arrives before the runner's
+    # expectation: it waits, parked
+    received = challenge("c7", by="A").model_copy(update={"opening": [4, 0]})
+    assert o_bot.receive(received) == []
+    (accept,) = sends(o_bot.command({"cmd": "expect", "number": 5, "challenger": "A"}))
+    assert accept == m.AcceptChallenge(challenge="c7", ref="acc-c7")
+    command = {"cmd": "challenge", "number": 5, "opponent": "B", "variant": "classic", "move_ms": 2000}
+    (sent,) = sends(x_bot.command({**command, "opening": [4, 0]}))
+    assert isinstance(sent, m.Challenge) and sent.colour == "x" and sent.opening == [4, 0]
+    assert sent.time_control == m.PerMove(move_ms=2000)
+    x_bot.receive(m.ChallengeSent(challenge="c7", ref=sent.ref))
+    snap = snapshot(game=None)
+    x_bot.receive(m.ChallengeAccepted(challenge="c7", room="r1", role="x", snapshot=snap))
+    o_bot.receive(m.Joined(room="r1", role="o", snapshot=snap, ref="acc-c7"))
+    # the game starts after the opening: X is to move at ply 2
+    assert x_bot.receive(started(x="A", o="B")) == [Think("r1", 2)]
+    x_move = x_bot.decide("r1", 2)
+    assert x_move is not None and x_move.cell not in (4, 0)
+    # game 5's X draws from the same random source as in play_match
+    after_opening = State.replay("classic", [4, 0])
+    assert x_move.cell == game_rng(9, 5, Mark.X).choice(after_opening.legal_moves())
+    x_bot.receive(moved(3, x_move.cell, "x"))
+    assert o_bot.receive(started(x="A", o="B")) == []
+    assert o_bot.receive(moved(3, x_move.cell, "x")) == [Think("r1", 3)]
+    expected = game_rng(9, 5, Mark.O).choice(after_opening.play(x_move.cell).legal_moves())
+    assert o_bot.decide("r1", 3) == m.Move(room="r1", cell=expected)
+
+
+def test_snapshot_after_reconnect_resumes_the_turn() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    game = m.GameSnapshot(
+        game="g1",
+        number=1,
+        x="alice",
+        o="bot",
+        moves=[4],
+        board=[None] * 9,
+        to_move="o",
+        ply=1,
+        next_to_vanish={},
+        clocks=clocks(),
+    )
+    core.receive(challenge("c1"))
+    assert core.receive(m.Joined(room="r1", role="o", snapshot=snapshot(game=game), ref="acc-c1")) == [
+        Think("r1", 1)
+    ]
+    # the connection dropped before the move went out: resuming thinks again
+    assert core.receive(m.Resumed(rooms={"r1": "replay"})) == [Think("r1", 1)]
+    assert sends(core.resign_all()) == [m.Resign(room="r1")]
+    (decline,) = sends(core.receive(challenge("c9")))
+    assert isinstance(decline, m.DeclineChallenge) and decline.reason == "shutting down"
+    assert core.receive(m.Resumed(rooms={"r1": "gone"})) == [] and core.games == {}
+
+
+def test_declines_and_errors_are_reported_to_the_runner() -> None:
+    core = BotCore("A", FirstLegal(), Policy())
+    (sent,) = sends(
+        core.command({"cmd": "challenge", "number": 3, "opponent": "ghost", "variant": "classic"})
+    )
+    assert isinstance(sent, m.Challenge) and sent.time_control == m.NoClock()
+    (report,) = core.receive(m.Error(code="no_such_player", message="no", ref=sent.ref))
+    assert (
+        isinstance(report, Report)
+        and report.data["number"] == 3
+        and report.data["reason"] == "no_such_player"
+    )
+    core.command({"cmd": "challenge", "number": 4, "opponent": "B", "variant": "classic"})
+    core.receive(m.ChallengeSent(challenge="c4", ref="ch-4"))
+    (report,) = core.receive(m.ChallengeDeclined(challenge="c4", by="B", reason="busy"))
+    assert isinstance(report, Report) and report.data == {
+        "event": "declined",
+        "number": 4,
+        "by": "B",
+        "reason": "busy",
+    }
+    assert core.busy == 0
+    (bad,) = core.command({"cmd": "dance"})
+    assert isinstance(bad, Report) and bad.data["event"] == "error"
+
+
+def test_backoff_doubles_to_a_cap_with_jitter() -> None:
+    b = Backoff(first=0.1, cap=1.0, rng=random.Random(1))
+    delays = [b.next() for _ in range(8)]
+    assert all(0.05 <= d <= 1.0 for d in delays)
+    assert delays[0] <= 0.1 and delays[-1] >= 0.5
+    b.reset()
+    assert b.next() <= 0.1
+    _ = Assignment(1)
+
+
+def test_a_ply_is_answered_once_and_the_same_way_again() -> None:
+    core = BotCore("bot", RngPick(), Policy(), seed=1)
+    core.receive(challenge("c1"))
+    # the room's GameStarted may arrive before the reply that seats us: not taken as a game of ours
+    assert core.receive(started(x="bot", o="alice")) == [] and core.games == {}
+    core.receive(m.Joined(room="r1", role="x", snapshot=snapshot(), ref="acc-c1"))
+    assert core.receive(started(x="bot", o="alice")) == [Think("r1", 0)]
+    first = core.decide("r1", 0)
+    state_of_rng = core.games["r1"].rng.getstate()
+    assert core.decide("r1", 0) == first  # asked again (a resend after a drop): same move
+    assert core.games["r1"].rng.getstate() == state_of_rng  # and no random numbers drawn
+
+
+def test_games_from_before_a_restart_are_taken_up_only_when_the_server_says_so() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    assert core.receive(started(room="r9", x="alice", o="bot")) == []
+    core.seated_before.add("r9")
+    assert core.receive(started(room="r9", x="alice", o="bot")) == []  # X to move
+    assert core.receive(moved(1, 4, "x", room="r9")) == [Think("r9", 1)]
+    assert core.games["r9"].mark is Mark.O
+
+
+def test_runner_games_skip_the_policy_and_a_forgotten_game_shifts_nothing() -> None:
+    core = BotCore("B", FirstLegal(), Policy(variants=frozenset({"classic"}), max_games=1))
+    core.entrants = frozenset({"A", "B"})
+    core.command({"cmd": "expect", "number": 1, "challenger": "A"})
+    core.command({"cmd": "expect", "number": 2, "challenger": "A"})
+    core.command({"cmd": "expect", "number": 3, "challenger": "A"})
+    # game 2's challenge failed on A's side: the runner tells B to forget it
+    assert core.command({"cmd": "forget", "number": 2, "challenger": "A"}) == []
+    (first,) = sends(core.receive(challenge("k1", by="A", variant="tactic-toe")))  # not a policy variant
+    (second,) = sends(core.receive(challenge("k3", by="A")))  # over max_games: the runner decides
+    assert isinstance(first, m.AcceptChallenge) and isinstance(second, m.AcceptChallenge)
+    core.receive(m.Joined(room="r1", role="o", snapshot=snapshot("r1"), ref="acc-k1"))
+    core.receive(m.Joined(room="r3", role="o", snapshot=snapshot("r3"), ref="acc-k3"))
+    numbers = {room: g.assignment.number for room, g in core.games.items() if g.assignment}
+    assert numbers == {"r1": 1, "r3": 3}

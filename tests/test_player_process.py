@@ -1,0 +1,195 @@
+"""`ttt bot` as a real process against a real server: policy, play, token file, reconnect, SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from protocol import messages as m
+from protocol.client import ArenaClient, RemoteError, connect
+from protocol.rules import Mark, State
+from server.app import ArenaServer
+from server.config import ServerConfig
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ArenaServer]:
+    s = ArenaServer(ServerConfig(port=0, db=str(tmp_path / "arena.db"), grace=30.0, rate=1000, burst=1000))
+    await s.start()
+    yield s
+    await s.stop()
+
+
+TESTS = Path(__file__).parent
+RANDOM = "tournament_strategies:RandomMover"
+GREEDY = "tournament_strategies:Greedy"
+
+
+async def start_bot(url: str, *extra: str) -> asyncio.subprocess.Process:
+    """A ``ttt bot`` process; it finds the test strategies on its path."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "protocol.cli",
+        "bot",
+        "--server",
+        url,
+        *extra,
+        stdin=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+
+
+async def challenge_when_online(client: ArenaClient, bot: str, **kw: object) -> m.ServerMessage:
+    """Challenge ``bot``, retrying while it is still connecting."""
+    for _ in range(200):
+        try:
+            return await client.request(m.Challenge(opponent=bot, rated=False, **kw))  # type: ignore[arg-type]
+        except RemoteError as exc:
+            if exc.code != "no_such_player":
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"{bot} never came online")
+
+
+async def play_out(client: ArenaClient, room: str, me: Mark, variant: str, rng: random.Random) -> m.GameEnded:
+    """Play random legal moves as ``me`` until the game in ``room`` ends."""
+    state = State.start(variant)
+    while True:
+        if state.to_move is me and not state.is_over:
+            cell = rng.choice(state.legal_moves())
+            await client.send(m.Move(room=room, cell=cell))
+            state = state.play(cell)
+        event = await client.next_event(20)
+        if isinstance(event, m.Moved) and event.room == room and event.ply == state.ply + 1:
+            state = state.play(event.cell)
+        elif isinstance(event, m.GameEnded) and event.room == room:
+            return event
+
+
+async def test_bot_declines_with_reasons_plays_and_keeps_token(server: ArenaServer, tmp_path: Path) -> None:
+    token_file = tmp_path / "greedy.token"
+    bot = await start_bot(
+        server.url, "--strategy", GREEDY, "--name", "rulebot", "--variants", "classic",
+        "--max-games", "1", "--token-file", str(token_file),
+    )  # fmt: skip
+    try:
+        alice = await connect(server.url, "alice")
+        await challenge_when_online(alice, "rulebot", variant="tactic-toe")
+        declined = await alice.expect(m.ChallengeDeclined, 10)
+        assert "classic" in declined.reason and declined.by == "rulebot"
+        rng = random.Random(4)
+        for colour in ("x", "o"):
+            await challenge_when_online(alice, "rulebot", variant="classic", colour=colour)
+            accepted = await alice.expect(m.ChallengeAccepted, 10)
+            ended = await play_out(alice, accepted.room, Mark.X if colour == "x" else Mark.O, "classic", rng)
+            assert ended.outcome.reason in ("line", "full_board")
+            await alice.request(m.Leave(room=accepted.room))
+        assert token_file.read_text().strip()
+        await alice.close()
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.wait(), 20) == 0
+
+
+async def test_sigterm_resigns_running_games_and_exits_cleanly(server: ArenaServer) -> None:
+    bot = await start_bot(server.url, "--strategy", RANDOM, "--name", "quitter")
+    alice = await connect(server.url, "alice2")
+    await challenge_when_online(alice, "quitter", variant="classic", colour="x")
+    accepted = await alice.expect(m.ChallengeAccepted, 10)
+    await alice.request(m.Move(room=accepted.room, cell=4))
+    await alice.expect(m.Moved, 10, ply=2)  # the bot answered
+    bot.send_signal(signal.SIGTERM)
+    ended = await alice.expect(m.GameEnded, 20, room=accepted.room)
+    assert ended.outcome.reason == "resignation" and ended.outcome.winner == "x"
+    assert await asyncio.wait_for(bot.wait(), 20) == 0
+    await alice.close()
+
+
+async def test_bot_reconnects_after_the_server_restarts_and_finishes_its_game(tmp_path: Path) -> None:
+    db = str(tmp_path / "arena.db")
+    first = ArenaServer(ServerConfig(port=0, db=db, grace=30.0))
+    await first.start()
+    port = first.port
+    bot = await start_bot(first.url, "--strategy", GREEDY, "--name", "phoenix")
+    try:
+        alice = await connect(first.url, "alice3")
+        await challenge_when_online(alice, "phoenix", variant="classic", colour="x")
+        accepted = await alice.expect(m.ChallengeAccepted, 10)
+        await alice.request(m.Move(room=accepted.room, cell=0))
+        answer = await alice.expect(m.Moved, 10, ply=2)
+        state = State.replay("classic", [0, answer.cell])
+        await first.stop()  # every client is dropped; the game is in the database
+        second = ArenaServer(ServerConfig(port=port, db=db, grace=30.0))
+        await second.start()
+        try:
+            await alice.reconnect()
+            await alice.request(m.Move(room=accepted.room, cell=state.legal_moves()[0]))
+            # the bot comes back by itself (with backoff), catches up and answers
+            reply = await alice.expect(m.Moved, 30, ply=4)
+            assert reply.mark == "o"
+        finally:
+            await alice.close()
+            await second.stop()
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(bot.wait(), 20)
+
+
+async def test_a_restarted_bot_process_takes_its_games_up_again(server: ArenaServer, tmp_path: Path) -> None:
+    token = str(tmp_path / "lazarus.token")
+    args = ("--strategy", GREEDY, "--name", "lazarus", "--token-file", token)
+    bot = await start_bot(server.url, *args)
+    alice = await connect(server.url, "alice4")
+    try:
+        await challenge_when_online(alice, "lazarus", variant="classic", colour="x")
+        accepted = await alice.expect(m.ChallengeAccepted, 10)
+        await alice.request(m.Move(room=accepted.room, cell=4))
+        answer = await alice.expect(m.Moved, 10, ply=2)
+        bot.kill()  # no goodbye: the seat waits out its grace period
+        await bot.wait()
+        await alice.expect(m.PlayerDisconnected, 10)
+        state = State.replay("classic", [4, answer.cell])
+        await alice.request(m.Move(room=accepted.room, cell=state.legal_moves()[0]))
+        bot = await start_bot(server.url, *args)  # same token: the same player, still seated
+        await alice.expect(m.PlayerReconnected, 20)
+        reply = await alice.expect(m.Moved, 20, ply=4)
+        assert reply.mark == "o"
+    finally:
+        await alice.close()
+        bot.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(bot.wait(), 20)
+
+
+async def test_house_bots_start_beside_the_server_and_stop_cleanly(
+    server: ArenaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bots.tournament.house import parse_house_bots, start_house_bots
+    from bots.tournament.pairing import TournamentError
+
+    assert parse_house_bots("rule, fast=minimax") == {"rule-bot": "rule", "fast": "minimax"}
+    for bad in ("", "rule,rule"):
+        with pytest.raises(TournamentError):
+            parse_house_bots(bad)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    house = await start_house_bots(server.url, f"greedy={GREEDY},random={RANDOM}")
+    alice = await connect(server.url, "newcomer")
+    try:
+        for bot in ("greedy", "random"):
+            await challenge_when_online(alice, bot, variant="classic", colour="x")
+            accepted = await alice.expect(m.ChallengeAccepted, 10)
+            ended = await play_out(alice, accepted.room, Mark.X, "classic", random.Random(2))
+            assert ended.outcome.reason in ("line", "full_board")
+            await alice.request(m.Leave(room=accepted.room))
+    finally:
+        await alice.close()
+        await house.stop()
+    assert all(p.returncode == 0 for p in house.processes.values())

@@ -1,0 +1,153 @@
+"""Bad input and limits, each over a real connection: clear errors or the right close code,
+and nothing changed for anyone else."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+from server_harness import player, running_server, seated_pair, url_of
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol import messages as m
+from protocol.session import RateLimited, RemoteError
+
+
+async def _reply(ws: object) -> dict[str, object]:
+    raw = await asyncio.wait_for(ws.recv(), 3)  # type: ignore[attr-defined]
+    data: dict[str, object] = json.loads(raw)
+    m.parse_server(raw)  # every reply is a valid server message
+    return data
+
+
+async def test_each_bad_frame_gets_its_error_and_changes_nothing(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        x, o, room, _ = await seated_pair(server)
+        async with ws_connect(url_of(server), compression=None) as ws:
+            await ws.send(json.dumps({"type": "hello", "name": "fuzzy", "ref": "h"}))
+            assert (await _reply(ws))["type"] == "welcome"
+            cases = [
+                ("not json", "bad_json", None),
+                ('{"type": "nope", "ref": "a"}', "bad_message", "a"),
+                ('{"type": "move", "room": "' + room + '", "cell": "4", "ref": "b"}', "bad_message", "b"),
+                (
+                    '{"type": "move", "room": "' + room + '", "cell": 4, "x": 1, "ref": "c"}',
+                    "bad_message",
+                    "c",
+                ),
+                ('{"type": "move", "room": "' + room + '", "cell": 4, "ref": "d"}', "not_in_room", "d"),
+                ('{"type": "hello", "name": "again", "ref": "e"}', "already_hello", "e"),
+                ("[1, 2, 3]", "bad_message", None),
+                (b'{"type": "ping"}', "binary_frame", None),
+            ]
+            for frame, code, ref in cases:
+                await ws.send(frame)
+                reply = await _reply(ws)
+                assert (reply["type"], reply["code"], reply["ref"]) == ("error", code, ref), frame
+                assert isinstance(reply["message"], str) and reply["message"]
+            await ws.send("x" * 5000)  # over the 4 KiB frame limit
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 3)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+        # the game in the room was not touched and goes on
+        await x.request(m.Move(room=room, cell=4))
+        assert (await o.expect(m.Moved, room=room)).ply == 1
+        metrics = await asyncio.to_thread(_get, f"http://127.0.0.1:{server.port}/metrics")
+        assert 'ttt_errors_total{code="bad_json"} 1' in metrics
+        assert "ttt_games_in_progress 1" in metrics
+
+
+async def test_hello_rules(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        async with ws_connect(url_of(server), compression=None) as ws:
+            await ws.send('{"type": "move", "room": "r", "cell": 1, "ref": "m"}')
+            reply = await _reply(ws)
+            assert (reply["code"], reply["ref"]) == ("hello_first", "m")
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 3)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+        async with ws_connect(url_of(server), compression=None) as ws:  # one bad frame, then silence
+            await ws.send("{")
+            assert (await _reply(ws))["code"] == "bad_json"
+            assert (await _reply(ws))["code"] == "hello_first"  # the hello timeout ran on
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+        async with ws_connect(url_of(server), compression=None) as ws:
+            for name in ["a\x1bb", "", "x" * 25, " padded", "tab\there"]:
+                await ws.send(json.dumps({"type": "hello", "name": name, "ref": "n"}))
+                assert (await _reply(ws))["code"] == "bad_name", name
+        alice = await player(server, "alice")
+        with pytest.raises(RemoteError) as err:
+            await player(server, "ALICE")
+        assert err.value.code == "name_taken"
+        async with ws_connect(url_of(server), compression=None) as ws:
+            await ws.send('{"type": "hello", "name": "alice", "token": "forged", "ref": "t"}')
+            assert (await _reply(ws))["code"] == "bad_token"
+            await ws.send('{"type": "hello", "name": "x", "protocol": 99}')
+            assert (await _reply(ws))["code"] == "protocol_version"
+        # the token is the way back; the stored form is a hash
+        token = alice.token
+        assert token and server.store.query("SELECT count(*) FROM players WHERE token_hash=?", (token,)) == [
+            (0,)
+        ]
+        await alice.close()
+        again = await player_with_token(server, token)
+        assert again.welcome.player.name == "alice" and again.player_id == alice.player_id
+
+
+async def player_with_token(server: object, token: str) -> object:
+    from protocol.client import connect
+
+    return await connect(url_of(server), "anything", token=token)  # type: ignore[arg-type]
+
+
+async def test_rate_limit_answers_with_retry_after(tmp_path: Path) -> None:
+    async with running_server(tmp_path, rate=1.0, burst=5) as server:
+        client = await player(server, "chatty")
+        results = await asyncio.gather(*(client.request(m.Ping()) for _ in range(12)), return_exceptions=True)
+        limited = [r for r in results if isinstance(r, RateLimited)]
+        # the hello took one token of five; one more may have refilled (1/s) while the 12 went out
+        assert 6 <= len(limited) <= 8
+        assert all(isinstance(r, m.Pong) for r in results if r not in limited)
+        assert all(r.retry_after is not None and 0 < r.retry_after <= 1.0 for r in limited)
+        await asyncio.sleep(max(r.retry_after or 0 for r in limited))
+        assert isinstance(await client.request(m.Ping()), m.Pong)
+
+
+async def test_connection_cap_per_address(tmp_path: Path) -> None:
+    async with running_server(tmp_path, max_conns_per_ip=2) as server:
+        a = await player(server, "a")
+        b = await player(server, "b")
+        async with ws_connect(url_of(server), compression=None) as ws:
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 3)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+        await a.close()
+        await asyncio.sleep(0.1)
+        c = await player(server, "c")
+        assert isinstance(await c.request(m.Ping()), m.Pong)
+        assert isinstance(await b.request(m.Ping()), m.Pong)
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        body: str = response.read().decode()
+        return body
+
+
+async def test_healthz_and_metrics(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        x, _o, room, _ = await seated_pair(server)
+        await x.request(m.Move(room=room, cell=4))
+        health = json.loads(await asyncio.to_thread(_get, f"http://127.0.0.1:{server.port}/healthz"))
+        assert health["status"] == "ok" and health["connections"] == 2 and health["rooms"] == 1
+        metrics = await asyncio.to_thread(_get, f"http://127.0.0.1:{server.port}/metrics")
+        lines = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if not line.startswith("#"))
+        assert lines["ttt_connections"] == "2" and lines["ttt_moves_total"] == "1"
+        assert lines["ttt_games_in_progress"] == "1" and lines["ttt_rooms"] == "1"
+        assert "# TYPE ttt_moves_total counter" in metrics

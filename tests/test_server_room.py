@@ -1,0 +1,106 @@
+"""The room and the clock without sockets: time is passed in, so no test sleeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol import messages as m
+from protocol.rules import Mark, find_variant
+from server.clock import Clock
+from server.ops import GameFinished, MoveSaved
+from server.room import Refused, Room, RoomRules
+
+RULES = RoomRules(grace=30.0, first_move=20.0, replay_events=100)
+
+
+UNTIMED = m.NoClock()
+
+
+def room(control: m.NoClock | m.PerMove | m.Increment = UNTIMED, variant: str = "classic") -> Room:
+    r = Room("r1", find_variant(variant), control, rules=RULES)
+    r.sit("a", "alice", Mark.X, 0.0)
+    r.sit("b", "bob", Mark.O, 0.0)
+    return r
+
+
+def test_clock_increment_and_flag() -> None:
+    clock = Clock(m.Increment(base_ms=1000, increment_ms=500))
+    clock.start(Mark.X, 10.0)
+    assert clock.press(Mark.X, 10.4)  # 400 ms used, 500 added
+    assert clock.left[Mark.X] == pytest.approx(1100)
+    assert clock.flag_time() == pytest.approx(11.4)  # O's 1000 ms from 10.4
+    assert clock.flagged(11.3) is None and clock.flagged(11.4) is Mark.O
+    assert not clock.press(Mark.O, 11.5)  # too late: refused, nothing charged
+
+
+def test_per_move_clock_resets() -> None:
+    clock = Clock(m.PerMove(move_ms=2000))
+    clock.start(Mark.X, 0.0)
+    assert clock.press(Mark.X, 1.9)
+    assert clock.snapshot(1.9) == m.Clocks(x_ms=2000, o_ms=2000, running="o")
+
+
+def test_moves_store_before_they_are_announced_in_order() -> None:
+    r = room()
+    changes = r.play("a", 4, 1.0)
+    (event,) = changes.events
+    assert isinstance(event, m.Moved) and event.seq == r.seq and event.cell == 4
+    assert any(isinstance(op, MoveSaved) and op.cell == 4 and op.seq == event.seq for op in changes.ops)
+    with pytest.raises(Refused) as info:
+        r.play("a", 0, 1.1)
+    assert info.value.code == "not_your_turn"
+    seq = r.seq
+    with pytest.raises(Refused) as info:
+        r.play("b", 4, 1.2)
+    assert info.value.code == "cell_occupied" and r.seq == seq  # nothing changed
+
+
+def test_abort_flag_and_abandon_happen_in_tick() -> None:
+    r = room(m.PerMove(move_ms=5000))
+    assert r.next_deadline() == pytest.approx(20.0)  # the first move's deadline
+    changes = r.tick(20.0)
+    assert [type(e) for e in changes.events] == [m.GameEnded]
+    assert changes.events[0].outcome.reason == "aborted"  # type: ignore[union-attr]
+    r = room(m.PerMove(move_ms=5000))
+    r.play("a", 4, 1.0)
+    assert r.next_deadline() == pytest.approx(6.0)
+    assert r.tick(5.9).events == []
+    ended = r.tick(6.0)
+    assert ended.events[0].outcome.reason == "timeout" and ended.events[0].outcome.winner == "x"  # type: ignore[union-attr]
+    assert any(isinstance(op, GameFinished) for op in ended.ops)
+    r = room()
+    r.play("a", 4, 1.0)
+    r.drop("b", 2.0)
+    assert r.next_deadline() == pytest.approx(32.0)
+    r.back("b", "bob")
+    assert r.next_deadline() is None and r.tick(40.0).events == []
+    r.drop("b", 50.0)
+    gone = r.tick(80.0)
+    over = [e for e in gone.events if isinstance(e, m.GameEnded)]
+    assert over[0].outcome.reason == "abandoned" and r.seats[Mark.O] is None
+
+
+def test_replay_since_and_snapshot_fallback() -> None:
+    r = Room("r1", find_variant("classic"), m.NoClock(), rules=RoomRules(replay_events=3))
+    r.sit("a", "alice", Mark.X, 0.0)
+    r.sit("b", "bob", Mark.O, 0.0)  # seats, seats, game_started
+    r.play("a", 0, 0.0)
+    r.play("b", 1, 0.0)
+    assert [e.seq for e in r.replay_since(3) or []] == [4, 5]
+    assert r.replay_since(1) is None  # event 2 is no longer kept
+    assert r.replay_since(5) == []
+
+
+def test_spectators_and_strangers_cannot_play_or_rematch() -> None:
+    r = room()
+    r.watch("c", "carol")
+    for who, code in [("c", "not_seated"), ("z", "not_in_room")]:
+        with pytest.raises(Refused) as info:
+            r.play(who, 0, 1.0)
+        assert info.value.code == code
+    with pytest.raises(Refused) as info:
+        r.ask_rematch("a", 1.0)
+    assert info.value.code == "game_in_progress"
+    with pytest.raises(Refused) as info:
+        r.sit("c", "carol", None, 1.0)
+    assert info.value.code == "room_full"
