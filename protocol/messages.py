@@ -254,6 +254,7 @@ class Resume(Model):
     """After a `Welcome` with a token: rejoin rooms, each with the last ``seq`` seen.
 
     The reply is `Resumed`; then, per room, the missed events in order, or a `Snapshot`.
+    A ``seq`` of 0 (a client that knows nothing of the room yet) always gets a `Snapshot`.
     """
 
     type: Literal["resume"] = "resume"
@@ -580,6 +581,8 @@ class GameStarted(Model):
     rated: bool
     #: Milliseconds X has to make the first move before the game is aborted.
     first_move_ms: int | None = None
+    #: Moves already on the board when the clocks start (the room's opening).
+    opening: list[int] = []
 
 
 class Moved(Model):

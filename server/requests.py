@@ -255,7 +255,8 @@ def on_resume(server: ArenaServer, conn: Conn, msg: m.Resume) -> None:
         if room is None or room.closed:
             status[rid] = "gone"
             continue
-        missed = room.replay_since(seq)
+        # seq 0: the client knows nothing of the room yet (a fresh start): one snapshot.
+        missed = room.replay_since(seq) if seq > 0 else None
         try:
             changes = room.back(me.id, me.name)
         except Refused:

@@ -476,6 +476,7 @@ class Room:
                 clocks=clocks,
                 rated=self.rated,
                 first_move_ms=int(self.rules.first_move * 1000),
+                opening=list(self.opening),
             )
         )
         changes.ops.append(

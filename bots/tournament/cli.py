@@ -256,7 +256,9 @@ def _tournament(args: argparse.Namespace) -> int:
     if director.ended_early:
         console.print(f"ended early: {director.ended_early}")
     if args.out:
-        for path in write_outputs(Path(args.out), director, {"seed": args.seed, "entries": entries}):
+        for path in write_outputs(
+            Path(args.out), director, {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
+        ):
             console.print(f"wrote {path}")
     return 0
 
@@ -308,6 +310,10 @@ class _Display:
 
     def update(self, record: GameRecord, director: Director) -> None:
         self.journal.add(record, self.config.variant)
+        if self.journal.path is not None:
+            from bots.tournament.report import write_standings
+
+            write_standings(self.journal.path.parent, director, {"planned": planned_games(self.config)})
         if self.live is None:
             return
         from rich.console import Group

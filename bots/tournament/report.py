@@ -8,6 +8,7 @@ moves, result, reason, time used) and ``crosstable.svg``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from html import escape
 from pathlib import Path
@@ -19,6 +20,22 @@ from bots.tournament.standings import Standings
 
 def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = None) -> list[Path]:
     """Write the four files into ``out`` (created if missing); returns their paths."""
+    paths = write_standings(out, director, meta, status="finished")
+    c = director.config
+    paths.append(out / "games.jsonl")
+    with paths[2].open("w", encoding="utf-8") as f:
+        for record in sorted(director.records, key=lambda r: r.spec.number):
+            f.write(json.dumps({"variant": c.variant, **record.to_json()}) + "\n")
+    paths.append(out / "crosstable.svg")
+    paths[3].write_text(crosstable_svg(director.standings), encoding="utf-8")
+    return paths
+
+
+def write_standings(
+    out: Path, director: Director, meta: dict[str, Any] | None = None, *, status: str = "running"
+) -> list[Path]:
+    """Write ``standings.json`` and ``crosstable.csv`` (after every game while the
+    tournament runs, so ``ttt play --tournament DIR`` can show them live)."""
     out.mkdir(parents=True, exist_ok=True)
     c = director.config
     summary: dict[str, Any] = {
@@ -27,6 +44,7 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
         "players": list(c.players),
         "games_per_pair": c.games_per_pair,
         "games": len(director.records),
+        "status": status,
         **(meta or {}),
         **director.standings.to_json(),
     }
@@ -44,15 +62,19 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
             "upper": s.upper,
             "decision": str(s.decision),
         }
-    paths = [out / "standings.json", out / "crosstable.csv", out / "games.jsonl", out / "crosstable.svg"]
-    paths[0].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    with paths[1].open("w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(director.standings.crosstable_rows())
-    with paths[2].open("w", encoding="utf-8") as f:
-        for record in sorted(director.records, key=lambda r: r.spec.number):
-            f.write(json.dumps({"variant": c.variant, **record.to_json()}) + "\n")
-    paths[3].write_text(crosstable_svg(director.standings), encoding="utf-8")
+    paths = [out / "standings.json", out / "crosstable.csv"]
+    _replace(paths[0], json.dumps(summary, indent=2) + "\n")
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(director.standings.crosstable_rows())
+    _replace(paths[1], buffer.getvalue())
     return paths
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step: a reader never sees half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
 def crosstable_svg(standings: Standings) -> str:

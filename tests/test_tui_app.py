@@ -1,0 +1,245 @@
+"""The real Textual app, driven by its test pilot, against a real server on a free port:
+a whole game against a real bot process played by keys, watching, reconnecting after
+the server drops the connection, coming back after a restart, hostile text, and the
+live tournament screen."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.text import Text
+from server_harness import player, running_server, seated_pair, url_of
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Static
+
+from client_tui import dialogs
+from client_tui.app import ArenaApp
+from client_tui.board import KEYPAD, Board
+from client_tui.screens import GameScreen, LobbyScreen, TournamentScreen
+from client_tui.text import printable
+from client_tui.tokens import TokenStore
+from protocol import messages as m
+from server.app import ArenaServer
+
+CELL_KEY = {cell: key for key, cell in KEYPAD.items()}
+SIZE = (120, 40)
+
+
+async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await pilot.pause(0.05)
+
+
+def shown(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def make_app(tmp_path: Path, server: ArenaServer, name: str, **kw: Any) -> ArenaApp:
+    return ArenaApp(url_of(server), name, store=TokenStore(tmp_path / f"{name}-tokens.json"), **kw)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ArenaServer]:
+    async with running_server(tmp_path, grace=30.0, rate=1000, burst=1000) as s:
+        yield s
+
+
+async def start_bot(url: str, name: str, strategy: str = "rule") -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "protocol.cli", "bot", "--server", url, "--strategy", strategy, "--name", name,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: ArenaServer) -> None:
+    bot = await start_bot(url_of(server), "rulebot")
+    try:
+        app = make_app(tmp_path, server, "alice")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None)
+            assert isinstance(app.screen, LobbyScreen)
+            players = app.screen.query_one("#players", DataTable)
+            await until(pilot, lambda: players.row_count == 2)
+            players.move_cursor(row=0)  # bots sort first
+            await pilot.press("b")
+            assert isinstance(app.screen, dialogs.ChallengePlayer)
+            assert app.screen.query_one("#opponent", Input).value == "rulebot"
+            await pilot.click("#ok")
+            await until(pilot, lambda: isinstance(app.screen, GameScreen))
+            screen = app.screen
+            assert isinstance(screen, GameScreen)
+            view = screen.view
+            used_arrows = False
+            while view.result is None:
+                await until(pilot, lambda: view.my_turn or view.result is not None)
+                if view.result is not None:
+                    break
+                cell = next(c for c, mark in enumerate(view.board) if mark is None)
+                before = len(view.moves)
+                if not used_arrows:
+                    # Arrow keys and Enter: walk the cursor from the centre to the cell.
+                    board = screen.query_one(Board)
+                    row, col = divmod(cell, 3)
+                    keys = ["up"] * (1 - row) + ["down"] * (row - 1) + ["left"] * (1 - col) + ["right"] * (col - 1)
+                    await pilot.press(*keys, "enter")
+                    assert board.cursor == cell
+                    used_arrows = True
+                else:
+                    await pilot.press(CELL_KEY[cell])  # keypad layout: 7 8 9 on top
+                await until(pilot, lambda: len(view.moves) > before or view.result is not None)
+                assert view.board[cell] is not None
+            assert "Game over" in shown(screen.query_one("#banner", Static))
+            bot_mark = "x" if view.x == "rulebot" else "o"
+            assert view.result.winner in (None, bot_mark), "rule never loses on classic"
+            await until(pilot, lambda: "Review" in shown(screen.query_one("#review-text", Static)))
+            review = shown(screen.query_one("#review-text", Static))
+            assert review.count("\n") == len(view.moves) + 1  # a heading, then one line a ply
+            assert "blunder" in review or view.result.winner is None
+            game = server.rooms[view.room].game
+            assert game is not None and list(game.state.moves) == view.moves
+    finally:
+        bot.terminate()
+        await bot.wait()
+
+
+async def test_watching_is_live_and_read_only(tmp_path: Path, server: ArenaServer) -> None:
+    x, o, room, _ = await seated_pair(server)
+    app = make_app(tmp_path, server, "carol")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: room in app.lobby.rooms and isinstance(app.screen, LobbyScreen))
+        await pilot.pause(0.1)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        screen = app.screen
+        assert isinstance(screen, GameScreen) and screen.view.role == "spectator"
+        assert "watching" in shown(screen.query_one("#banner", Static))
+        await x.request(m.Move(room=room, cell=4))
+        await until(pilot, lambda: screen.view.board[4] == "x")
+        await o.request(m.Move(room=room, cell=0))
+        await until(pilot, lambda: screen.view.board[0] == "o")
+        await pilot.press("9", "enter", "g")  # a spectator's keys send nothing
+        await pilot.pause(0.3)
+        game = server.rooms[room].game
+        assert game is not None and list(game.state.moves) == [4, 0]
+        assert server.rooms[room].summary().spectators == 1
+    await x.close()
+    await o.close()
+
+
+async def test_reconnects_after_the_server_drops_it_and_the_game_goes_on(
+    tmp_path: Path, server: ArenaServer
+) -> None:
+    bob = await player(server, "bob")
+    joined = await bob.request(m.CreateRoom(seat="o"))
+    assert isinstance(joined, m.Joined)
+    room = joined.room
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: room in app.lobby.rooms and isinstance(app.screen, LobbyScreen))
+        await pilot.pause(0.1)
+        await pilot.press("enter")  # take a seat in the selected room
+        await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.view.playing)
+        screen = app.screen
+        assert isinstance(screen, GameScreen) and screen.view.role == "x"
+        await pilot.press("5")
+        await until(pilot, lambda: screen.view.board[4] == "x")
+        conn = next(c for c in server.conns if c.player is not None and c.player.name == "alice")
+        await conn.ws.close(1011, "dropped by the test")
+        await until(pilot, lambda: app.link is not None and app.link.status == "reconnecting")
+        await until(pilot, lambda: app.link is not None and app.link.status == "connected")
+        assert "connected" in app.sub_title
+        await bob.request(m.Move(room=room, cell=0))  # made while alice was away, or just after
+        await until(pilot, lambda: screen.view.board[0] == "o")
+        assert app.screen is screen, "the same game screen, board kept"
+        await pilot.press("9")
+        await until(pilot, lambda: screen.view.board[2] == "x")
+        game = server.rooms[room].game
+        assert game is not None and list(game.state.moves) == [4, 0, 2]
+    await bob.close()
+
+
+async def test_a_restarted_client_comes_back_as_the_same_player_in_its_game(
+    tmp_path: Path, server: ArenaServer
+) -> None:
+    bob = await player(server, "bob")
+    joined = await bob.request(m.CreateRoom(seat="o"))
+    assert isinstance(joined, m.Joined)
+    first = make_app(tmp_path, server, "alice")
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: joined.room in first.lobby.rooms and isinstance(first.screen, LobbyScreen))
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(first.screen, GameScreen) and first.screen.view.playing)
+        await pilot.press("5")
+        await until(pilot, lambda: first.rooms[joined.room].board[4] == "x")
+        player_id = first.player_id
+    await bob.request(m.Move(room=joined.room, cell=8))
+    # Same config file, no name given: the name and token come from it.
+    again = ArenaApp(url_of(server), "", store=TokenStore(tmp_path / "alice-tokens.json"))
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(again.screen, GameScreen))
+        assert again.player_id == player_id
+        view = again.rooms[joined.room]
+        assert view.board[4] == "x" and view.board[8] == "o" and view.my_turn
+        await pilot.press("7")
+        await until(pilot, lambda: view.board[0] == "x")
+    await bob.close()
+
+
+async def test_hostile_text_is_shown_literally(tmp_path: Path, server: ArenaServer) -> None:
+    mallory = await player(server, "[red]x[/red]")
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.lobby.player_named("[red]x[/red]") is not None)
+        await pilot.pause(0.2)
+        players = app.screen.query_one("#players", DataTable)
+        names = [players.get_row_at(i)[0].plain for i in range(players.row_count)]
+        assert "[red]x[/red]" in names
+        assert "[red]x[/red]" in app.export_screenshot(), "drawn as typed, not as red"
+        app.send(m.Challenge(opponent="[red]x[/red]", rated=False))
+        offer = await mallory.expect(m.ChallengeReceived)
+        reason = "\x1b[2J[bold]gotcha"
+        await mallory.request(m.DeclineChallenge(challenge=offer.challenge, reason=reason))
+        await until(pilot, lambda: any("gotcha" in n.message for n in app._notifications))
+        note = next(n for n in app._notifications if "gotcha" in n.message)
+        assert printable(reason) in note.message and "\x1b" not in note.message and not note.markup
+    await mallory.close()
+
+
+async def test_tournament_screen_shows_live_standings(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "protocol.cli", "tournament", "--in-process", "--bots", "rule,random",
+        "--variant", "classic", "--games-per-pair", "4", "--seed", "3", "--out", str(out), "--quiet",
+        env=env, stdout=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert await proc.wait() == 0
+    data = json.loads((out / "standings.json").read_text())
+    app = ArenaApp(tournament=out, store=TokenStore(tmp_path / "tokens.json"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        screen = app.screen
+        table = screen.query_one("#standings", DataTable)
+        await until(pilot, lambda: table.row_count == 2)
+        top = table.get_row_at(0)
+        assert top[1].plain == data["standings"][0]["name"] == "rule"
+        assert float(top[2].plain) == data["standings"][0]["points"]
+        cross = screen.query_one("#crosstable", DataTable)
+        assert cross.row_count == 2
+        assert "games 4/4" in shown(screen.query_one("#summary", Static))
+        # The runner rewrites the file after each game: the screen follows.
+        data["standings"][0]["points"] = 99
+        (out / "standings.json").write_text(json.dumps(data))
+        await until(pilot, lambda: table.get_row_at(0)[2].plain == "99")

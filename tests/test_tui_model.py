@@ -1,0 +1,171 @@
+"""The terminal client's models, fed by the server's own sans-I/O `Room`: whatever the
+room announces, the client's view must end up equal to the room's snapshot."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from client_tui.model import LobbyView, RoomView, clock_text, result_text
+from client_tui.text import plain, printable
+from client_tui.tokens import TokenStore
+from protocol import messages as m
+from protocol.rules import Mark, find_variant
+from server.room import Changes, Room, RoomRules
+
+RULES = RoomRules(grace=30.0, first_move=20.0)
+
+
+def make_room(variant: str = "classic", control: m.TimeControl = m.NoClock(), **kw: object) -> Room:
+    return Room("r1", find_variant(variant), control, rules=RULES, **kw)  # type: ignore[arg-type]
+
+
+def feed(view: RoomView, changes: Changes, now: float) -> None:
+    for event in changes.events:
+        view.apply(event, now)
+
+
+def same_as_room(view: RoomView, room: Room, now: float) -> None:
+    snap = room.snapshot(now)
+    assert view.seq == snap.seq
+    assert view.summary.seats == snap.room.seats
+    game = snap.game
+    assert game is not None
+    assert view.board == game.board
+    assert view.moves == game.moves
+    assert view.to_move == game.to_move
+    assert view.result == game.result
+    if view.playing:
+        assert {k: v for k, v in view.next_to_vanish.items()} == game.next_to_vanish
+
+
+def test_view_follows_a_tactic_toe_game_event_by_event() -> None:
+    room = make_room("tactic-toe")
+    room.sit("a", "alice", Mark.X, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
+    assert view.role == "x" and view.game is None
+    feed(view, room.sit("b", "bob", Mark.O, 1.0), 1.0)
+    assert view.game is not None and view.my_turn
+    moves = [0, 4, 1, 2, 6, 3]
+    for ply, cell in enumerate(moves):
+        player = "a" if ply % 2 == 0 else "b"
+        feed(view, room.play(player, cell, 2.0 + ply), 2.0 + ply)
+        same_as_room(view, room, 2.0 + ply)
+    assert view.next_to_vanish == {"x": 0, "o": 4}
+    feed(view, room.play("a", 7, 9.0), 9.0)  # X's 0 leaves as 7 arrives
+    assert view.board[0] is None and view.board[7] == "x"
+    same_as_room(view, room, 9.0)
+    assert view.last_move == 7 and not view.my_turn
+
+
+def test_view_keeps_our_colour_across_a_rematch() -> None:
+    room = make_room()
+    room.sit("a", "alice", Mark.X, 0.0)
+    room.sit("b", "bob", Mark.O, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "bob", 0.0)
+    assert view.role == "o"
+    feed(view, room.resign("a", 1.0), 1.0)
+    assert view.result is not None and view.result.winner == "o"
+    assert view.score == {"alice": 0.0, "bob": 1.0}
+    feed(view, room.ask_rematch("a", 2.0), 2.0)
+    assert view.rematch == {"x"}
+    feed(view, room.ask_rematch("b", 3.0), 3.0)
+    assert view.role == "x", "colours swap: bob moves first in game 2"
+    assert view.number == 2 and view.my_turn and view.result is None
+    same_as_room(view, room, 3.0)
+
+
+def test_running_clock_counts_down_and_stops_at_the_end() -> None:
+    room = make_room(control=m.Increment(base_ms=60_000, increment_ms=0))
+    room.sit("a", "alice", Mark.X, 0.0)
+    room.sit("b", "bob", Mark.O, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
+    assert view.first_move_until is None  # the snapshot carries no first-move deadline
+    feed(view, room.play("a", 4, 1.0), 1.0)
+    assert view.clocks is not None and view.clocks.running == "o"
+    assert view.clock_ms("o", 11.0) == 50_000
+    assert view.clock_ms("x", 11.0) == view.clocks.x_ms, "a clock that is not running stands still"
+    feed(view, room.resign("b", 12.0), 12.0)
+    assert view.clock_ms("o", 30.0) == view.clock_ms("o", 12.0) == 49_000
+
+
+def test_opening_moves_reach_the_board_at_game_start() -> None:
+    room = make_room(opening=(4, 0))
+    room.sit("a", "alice", Mark.X, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
+    feed(view, room.sit("b", "bob", Mark.O, 1.0), 1.0)
+    assert view.board[4] == "x" and view.board[0] == "o" and view.to_move == "x"
+    feed(view, room.play("a", 8, 2.0), 2.0)
+    same_as_room(view, room, 2.0)
+
+
+def test_drop_countdown_snapshot_and_closing() -> None:
+    room = make_room()
+    room.sit("a", "alice", Mark.X, 0.0)
+    room.sit("b", "bob", Mark.O, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
+    feed(view, room.drop("b", 5.0), 5.0)
+    assert view.grace_left("o", 15.0) == pytest.approx(20.0)
+    feed(view, room.back("b", "bob"), 16.0)
+    assert view.grace_left("o", 16.0) is None
+    # A snapshot replaces everything, as after a resume that could not replay.
+    room.play("a", 4, 17.0)
+    view.apply(m.Snapshot(room="r1", seq=room.seq, snapshot=room.snapshot(17.0)), 17.0)
+    same_as_room(view, room, 17.0)
+    view.apply(m.RoomClosed(room="r1", seq=room.seq + 1, reason="empty"), 18.0)
+    assert view.closed == "empty"
+    view.apply(m.RoomClosed(room="other", seq=99, reason="x"), 18.0)
+    assert view.seq == room.seq + 1, "events of other rooms are ignored"
+
+
+def test_lobby_view_applies_updates() -> None:
+    summary = make_room().summary()
+    player = m.PlayerInfo(id="p1", name="bot1", kind="bot")
+    lobby = LobbyView()
+    lobby.load(m.LobbySnapshot(rooms=[summary], players=[player]))
+    assert [r.id for r in lobby.open_rooms()] == ["r1"] and lobby.player_named("bot1") == player
+    playing = summary.model_copy(update={"id": "r2", "status": "playing"})
+    lobby.apply(m.LobbyUpdate(rooms=[playing], players_gone=["p1"]))
+    assert [r.id for r in lobby.open_rooms()] == ["r1", "r2"] and lobby.players == {}
+    lobby.apply(m.LobbyUpdate(rooms_closed=["r1"]))
+    assert [r.id for r in lobby.open_rooms()] == ["r2"]
+
+
+def test_texts() -> None:
+    assert clock_text(None) == "--" and clock_text(65_000) == "1:05" and clock_text(9_500) == "0:09.5"
+    win = m.Result(result="0-1", winner="o", reason="timeout")
+    assert result_text(win, "alice", "bob") == "bob (O) wins: time ran out"
+    draw = m.Result(result="1/2-1/2", winner=None, reason="repetition")
+    assert result_text(draw, "a", "b").startswith("draw")
+
+
+@pytest.mark.parametrize(
+    ("hostile", "shown"),
+    [
+        ("[red]x[/red]", "[red]x[/red]"),
+        ("\x1b[2Jgone", "\\x1b[2Jgone"),
+        ("bell\x07", "bell\\x07"),
+        ("two\nlines", "two\\nlines"),
+    ],
+)
+def test_server_text_is_shown_literally(hostile: str, shown: str) -> None:
+    assert printable(hostile) == shown
+    text = plain(hostile)
+    assert text.plain == shown and not text.spans, "no markup was parsed"
+
+
+def test_token_store_is_private_and_per_server(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "cfg" / "tokens.json")
+    assert store.get("ws://a") is None
+    store.put("ws://a", "alice", "secret-a")
+    store.put("ws://b", "bob", "secret-b")
+    assert store.get("ws://a") is not None and store.get("ws://a").token == "secret-a"  # type: ignore[union-attr]
+    assert json.loads(store.path.read_text())["ws://b"]["name"] == "bob"
+    if os.name == "posix":
+        assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    store.path.write_text("not json")
+    assert store.get("ws://a") is None, "a damaged file is treated as empty"
