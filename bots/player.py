@@ -105,7 +105,8 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
     core.entrants = config.entrants
     inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     token = _read_token(config.token_file)
-    client = ArenaClient(config.server, config.name, "bot", token)
+    levels = [name for name, _ in config.policy.levels]
+    client = ArenaClient(config.server, config.name, "bot", token, levels=levels)
     backoff = Backoff()
     tasks: set[asyncio.Task[None]] = set()
 

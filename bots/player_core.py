@@ -18,6 +18,14 @@ from protocol.rules import Cell, IllegalMove, Mark, State
 
 _MARKS = {"x": Mark.X, "o": Mark.O}
 
+#: Levels a bot offers by default: name -> the chance of a random move instead of its own.
+DEFAULT_LEVELS: tuple[tuple[str, float], ...] = (
+    ("easy", 0.5),
+    ("medium", 0.25),
+    ("hard", 0.1),
+    ("best", 0.0),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Policy:
@@ -27,11 +35,18 @@ class Policy:
         variants: variant names it plays (None: any).
         max_games: games at once, at most.
         think_ms: how long it pretends to think before each move.
+        levels: the levels of play it offers, weakest first, each with its chance of
+            a random move (a challenge names one to make the bot easier to beat).
     """
 
     variants: frozenset[str] | None = None
     max_games: int = 16
     think_ms: int = 0
+    levels: tuple[tuple[str, float], ...] = DEFAULT_LEVELS
+
+    def noise(self, level: str | None) -> float:
+        """The chance of a random move at ``level`` (0 for none or an unknown one)."""
+        return dict(self.levels).get(level or "", 0.0)
 
     def refusal(self, challenge: m.ChallengeReceived, busy: int) -> str | None:
         """Why ``challenge`` is declined, or None to accept it."""
@@ -67,6 +82,8 @@ class BotGame:
     assignment: Assignment | None
     #: Moves the server played before the game (the challenge's start position).
     opening: tuple[Cell, ...] = ()
+    #: The chance of a random move instead of the strategy's (the challenge's level).
+    noise: float = 0.0
     game: str | None = None
     state: State | None = None
     rng: random.Random = field(default_factory=random.Random)
@@ -113,7 +130,7 @@ class BotCore:
         self._expected: dict[str, deque[Assignment]] = {}
         self._parked: dict[str, deque[m.ChallengeReceived]] = {}
         #: Challenges accepted (by id) whose room is not joined yet, with their assignment.
-        self._accepting: dict[str, tuple[Assignment | None, tuple[Cell, ...]]] = {}
+        self._accepting: dict[str, tuple[Assignment | None, tuple[Cell, ...], float]] = {}
         #: Challenges this bot sent: ref -> assignment, then challenge id -> assignment.
         self._sent: dict[str, Assignment] = {}
         self._challenges: dict[str, Assignment] = {}
@@ -195,7 +212,8 @@ class BotCore:
         return self._accept(msg, None)
 
     def _accept(self, msg: m.ChallengeReceived, assignment: Assignment | None) -> list[Action]:
-        self._accepting[msg.challenge] = (assignment, tuple(msg.opening))
+        noise = self.policy.noise(msg.level)
+        self._accepting[msg.challenge] = (assignment, tuple(msg.opening), noise)
         return [Send(m.AcceptChallenge(challenge=msg.challenge, ref=f"acc-{msg.challenge}"))]
 
     def _on_challenge_sent(self, msg: m.ChallengeSent) -> list[Action]:
@@ -208,8 +226,8 @@ class BotCore:
         ref = msg.ref or ""
         if not ref.startswith("acc-") or msg.role == "spectator":
             return []
-        assignment, opening = self._accepting.pop(ref[4:], (None, ()))
-        return self._seat(msg.room, msg.role, msg.snapshot, assignment, opening)
+        assignment, opening, noise = self._accepting.pop(ref[4:], (None, (), 0.0))
+        return self._seat(msg.room, msg.role, msg.snapshot, assignment, opening, noise)
 
     def _on_challenge_accepted(self, msg: m.ChallengeAccepted) -> list[Action]:
         assignment = self._challenges.pop(msg.challenge, None)
@@ -238,8 +256,9 @@ class BotCore:
         snap: m.RoomSnapshot,
         assignment: Assignment | None,
         opening: tuple[Cell, ...],
+        noise: float = 0.0,
     ) -> list[Action]:
-        game = BotGame(room, _MARKS[role], snap.room.variant, snap.room.ply_cap, assignment, opening)
+        game = BotGame(room, _MARKS[role], snap.room.variant, snap.room.ply_cap, assignment, opening, noise)
         self.games[room] = game
         if snap.game is not None:
             return self._load(game, snap.game)
@@ -358,7 +377,10 @@ class BotCore:
             # connection): the same answer, without drawing random numbers again
             return m.Move(room=room, cell=game.decided[2])
         state = game.state
-        cell = self.strategy.choose(state, game.rng)
+        if game.noise and game.rng.random() < game.noise:
+            cell = game.rng.choice(state.legal_moves())
+        else:
+            cell = self.strategy.choose(state, game.rng)
         game.decided = (game.game, ply, cell)
         return m.Move(room=room, cell=cell)
 

@@ -56,6 +56,10 @@ class ArenaApp(App[None]):
     # --- connecting ------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.begin()
+
+    def begin(self) -> None:
+        """The first screen: a tournament's standings, or connect (at once when named)."""
         self.sub_title = "not connected"
         if self.tournament is not None:
             self.push_screen(TournamentScreen(self.tournament))

@@ -21,8 +21,8 @@ from client_tui.model import RoomView
 #: Keypad digit -> cell on a 3x3 board (7 8 9 is the top row).
 KEYPAD = {"7": 0, "8": 1, "9": 2, "4": 3, "5": 4, "6": 5, "1": 6, "2": 7, "3": 8}
 
-#: Cell sizes tried from the largest down: (width, height) in terminal cells.
-SIZES = ((7, 3), (5, 3), (5, 1), (3, 1), (2, 1))
+#: Cell sizes tried from the largest down: width, height and the gap between columns.
+SIZES = ((7, 3, 1), (5, 3, 1), (5, 1, 1), (3, 1, 1), (2, 1, 0))
 
 MARK_STYLE = {"x": "bold bright_cyan", "o": "bold bright_magenta"}
 
@@ -36,9 +36,11 @@ class Layout:
     width: int
     height: int
     gap: int
+    #: Blank lines between rows: one around tall cells, none when cells are one line high.
+    gap_y: int
 
     def cell_at(self, x: int, y: int, rows: int, cols: int) -> int | None:
-        step_x, step_y = self.width + self.gap, self.height + self.gap
+        step_x, step_y = self.width + self.gap, self.height + self.gap_y
         col, dx = divmod(x - self.left, step_x)
         row, dy = divmod(y - self.top, step_y)
         if x < self.left or y < self.top or dx >= self.width or dy >= self.height:
@@ -128,14 +130,14 @@ class Board(Widget, can_focus=True):
         assert self.view is not None
         v = self.view.variant
         room_w, room_h = max(self.size.width - 4, 1), max(self.size.height - 1, 1)
-        for width, height in SIZES:
-            gap = 1
+        for width, height, gap in SIZES:
+            gap_y = 1 if height > 1 else 0
             need_w = 3 + v.cols * (width + gap)
-            need_h = 1 + v.rows * (height + gap)
-            if (need_w <= room_w and need_h <= room_h) or (width, height) == SIZES[-1]:
+            need_h = 1 + v.rows * (height + gap_y)
+            if (need_w <= room_w and need_h <= room_h) or (width, height, gap) == SIZES[-1]:
                 left = max(0, (self.size.width - need_w) // 2) + 3
                 top = max(0, (self.size.height - need_h) // 2) + 1
-                return Layout(left, top, width, height, gap)
+                return Layout(left, top, width, height, gap, gap_y)
         raise AssertionError("unreachable")
 
     def render(self) -> Text:
@@ -171,8 +173,10 @@ class Board(Widget, can_focus=True):
                     band[i].append(" " * layout.gap)
             lines.extend(band)
             if row < v.rows - 1:
-                lines.extend(Text() for _ in range(layout.gap))
-        return Text("\n").join(lines)
+                lines.extend(Text() for _ in range(layout.gap_y))
+        board = Text("\n").join(lines)
+        board.no_wrap, board.overflow = True, "crop"
+        return board
 
     def _cell_style(self, cell: int, mark: str | None, win: set[int], vanish: set[int]) -> str:
         assert self.view is not None

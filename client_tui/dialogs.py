@@ -4,13 +4,15 @@ app sends it. Form checks happen here so a bad value never reaches the server.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from client_tui.text import plain
+from client_tui.text import plain, printable
 from protocol import messages as m
 from protocol.errors import ArenaError
 from protocol.rules import FEATURED, find_variant
@@ -92,7 +94,7 @@ class _Form(ModalScreen[m.ClientMessage | None]):
 
     def chosen(self, widget_id: str) -> str:
         value = self.query_one(f"#{widget_id}", Select).value
-        return str(value) if value is not Select.BLANK else ""
+        return "" if value is Select.NULL else str(value)
 
     def game_fields(self) -> ComposeResult:
         yield Label("variant")
@@ -149,13 +151,15 @@ class CreateRoom(_Form):
 
 
 class ChallengePlayer(_Form):
-    """Challenge a player or bot by name: variant, colour, clock, rated."""
+    """Challenge a player or bot by name: variant, colour, clock, rated, and the bot's
+    level of play where it offers levels (``levels_of`` says which, by name)."""
 
     TITLE_TEXT = "Challenge"
 
-    def __init__(self, opponent: str = "") -> None:
+    def __init__(self, opponent: str = "", levels_of: Callable[[str], list[str]] = lambda name: []) -> None:
         super().__init__()
         self.opponent = opponent
+        self.levels_of = levels_of
 
     def fields(self) -> ComposeResult:
         yield Label("opponent")
@@ -168,13 +172,30 @@ class ChallengePlayer(_Form):
             allow_blank=False,
             id="colour",
         )
+        yield Label("level (bots)")
+        yield Select([], prompt="its default", id="level")
+
+    def on_mount(self) -> None:
+        self._offer_levels(self.opponent)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "opponent":
+            self._offer_levels(event.value)
+
+    def _offer_levels(self, name: str) -> None:
+        select = self.query_one("#level", Select)
+        levels = self.levels_of(name.strip())
+        select.set_options([(printable(level), level) for level in levels])
+        select.disabled = not levels
 
     def build(self) -> m.ClientMessage:
         opponent = self.query_one("#opponent", Input).value
         if not opponent.strip():
             raise ValueError("name the player or bot to challenge")
+        level = self.chosen("level") or None
         return m.Challenge(
             opponent=opponent,
+            level=level,
             colour=self.chosen("colour"),  # type: ignore[arg-type]
             **self.game_options(),  # type: ignore[arg-type]
         )

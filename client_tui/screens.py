@@ -162,7 +162,7 @@ class LobbyScreen(ArenaScreen):
             style = "bold" if p.id == me else ""
             players.add_row(
                 plain(p.name + (" (you)" if p.id == me else ""), style),
-                plain(p.kind),
+                plain(p.kind + (" (levels)" if p.levels else "")),
                 plain("" if rating is None else rating),
                 key=p.id,
             )
@@ -204,7 +204,12 @@ class LobbyScreen(ArenaScreen):
         player_id = self._selected("players")
         player = self.arena.lobby.players.get(player_id or "")
         name = player.name if player is not None and player.id != self.arena.player_id else ""
-        self.app.push_screen(dialogs.ChallengePlayer(name), self.arena.send_if_any)
+        self.app.push_screen(dialogs.ChallengePlayer(name, self.levels_of), self.arena.send_if_any)
+
+    def levels_of(self, name: str) -> list[str]:
+        """The levels of play the player called ``name`` offers (bots), weakest first."""
+        player = self.arena.lobby.player_named(name)
+        return list(player.levels) if player is not None else []
 
     def action_watch(self) -> None:
         room = self._selected("rooms")
@@ -243,7 +248,7 @@ class GameScreen(ArenaScreen):
         Binding("question_mark", "help", "help"),
     ]
     DEFAULT_CSS = """
-    GameScreen #side { width: 40; padding: 0 1; }
+    GameScreen #side { width: 36; padding: 0 1; }
     GameScreen .player { height: 1; }
     GameScreen #banner { height: auto; text-style: bold; padding: 0 1; }
     GameScreen #banner.over { background: $success-darken-2; }
@@ -334,7 +339,10 @@ class GameScreen(ArenaScreen):
         who = "your move" if view.my_turn else f"{view.name_of(view.to_move)} to move"
         if view.first_move_until is not None:
             who += f" (first move within {max(0.0, view.first_move_until - now):.0f}s)"
-        return plain(who, "bold" if view.my_turn else "")
+        text = plain(who, "bold" if view.my_turn else "")
+        if view.variant.max_marks is not None:
+            text.append("\nlower case: the mark that leaves on its owner's next move", "dim italic")
+        return text
 
     def _moves(self) -> None:
         view, cols = self.view, self.view.variant.cols

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -44,6 +44,7 @@ async def connect(
     token: str | None = None,
     *,
     timeout: float = 10.0,
+    levels: Sequence[str] = (),
 ) -> ArenaClient:
     """Open a connection and say hello; the `Welcome` is in ``client.welcome``.
 
@@ -51,7 +52,7 @@ async def connect(
         RemoteError: the server refused the hello (``bad_name``, ``name_taken``, ``bad_token``...).
         OSError, TimeoutError: the server could not be reached.
     """
-    client = ArenaClient(url, name, kind, token, timeout=timeout)
+    client = ArenaClient(url, name, kind, token, timeout=timeout, levels=levels)
     await client.open()
     return client
 
@@ -60,7 +61,14 @@ class ArenaClient:
     """One player's connection. Create it with `connect`."""
 
     def __init__(
-        self, url: str, name: str, kind: str = "human", token: str | None = None, *, timeout: float = 10.0
+        self,
+        url: str,
+        name: str,
+        kind: str = "human",
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        levels: Sequence[str] = (),
     ) -> None:
         if kind not in ("human", "bot"):
             raise ValueError(f"kind must be 'human' or 'bot', not {kind!r}")
@@ -69,6 +77,8 @@ class ArenaClient:
         self.kind = kind
         self.token = token
         self.timeout = timeout
+        #: Levels of play this player offers (bots), sent in every hello.
+        self.levels = tuple(levels)
         self.session = ClientSession()
         self.events: asyncio.Queue[m.ServerMessage] = asyncio.Queue()
         self._waiters: dict[str, asyncio.Future[m.ServerMessage]] = {}
@@ -103,7 +113,8 @@ class ArenaClient:
             self.events.put_nowait(event)
         self._reader = asyncio.create_task(self._read(self._ws))
         kind: Any = self.kind
-        reply = await self.request(m.Hello(name=self.name, kind=kind, token=self.token))
+        hello = m.Hello(name=self.name, kind=kind, token=self.token, levels=list(self.levels))
+        reply = await self.request(hello)
         assert isinstance(reply, m.Welcome)
         self.token = reply.token
         return reply

@@ -52,6 +52,7 @@ ERROR_CODES: dict[str, str] = {
     "no_such_player": "no player online has that name",
     "no_such_challenge": "no pending challenge has that id for you",
     "self_challenge": "you cannot challenge yourself",
+    "bad_level": "the challenged player offers no such level (see its `levels` in the lobby)",
     "malformed_move": "the move is not a cell number",
     "cell_out_of_range": "the cell number is outside the board",
     "cell_occupied": "the cell holds a mark",
@@ -80,6 +81,8 @@ MarkName = Literal["x", "o"]
 Kind = Literal["human", "bot"]
 VariantName = Annotated[str, Field(min_length=1, max_length=16)]
 Reason = Annotated[str, Field(max_length=200)]
+#: A playing strength a bot offers (``easy``, ``best`` ...): letters, digits, ``-`` and ``_``.
+Level = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
 def check_name(name: str) -> str | None:
@@ -140,6 +143,8 @@ class PlayerInfo(Model):
     kind: Kind
     ratings: dict[str, int] = {}
     online: bool = True
+    #: Levels of play a bot offers in challenges, weakest first (empty: one strength).
+    levels: list[str] = []
 
 
 class Seats(Model):
@@ -239,6 +244,8 @@ class Hello(Model):
     kind: Kind = "human"
     protocol: int = PROTOCOL_VERSION
     token: Annotated[str, Field(max_length=128)] | None = None
+    #: Bots: the levels of play it offers in challenges, weakest first.
+    levels: Annotated[list[Level], Field(max_length=8)] = []
     ref: Ref | None = None
 
     @field_validator("name")
@@ -349,6 +356,8 @@ class Challenge(Model):
     ply_cap: Annotated[int, Field(ge=1, le=10_000)] | None = None
     #: Moves played before the clocks start.
     opening: Annotated[list[Cell], Field(max_length=225)] = []
+    #: One of the opponent's ``levels`` (a bot's playing strength); None: its default.
+    level: Level | None = None
     ref: Ref | None = None
 
 
@@ -519,6 +528,8 @@ class ChallengeReceived(Model):
     rated: bool
     ply_cap: int | None = None
     opening: list[int] = []
+    #: The level of play asked for (one of the levels this player offers), if any.
+    level: str | None = None
 
 
 class ChallengeAccepted(Model):

@@ -46,6 +46,8 @@ class Player:
     name: str
     kind: str
     token_hash: str
+    #: Levels of play a bot offers, as said in its latest hello (not stored).
+    levels: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -367,7 +369,12 @@ class ArenaServer:
         p = self.players[pid]
         kind: Any = p.kind
         return m.PlayerInfo(
-            id=p.id, name=p.name, kind=kind, ratings=self.ratings.of_player(pid), online=pid in self.online
+            id=p.id,
+            name=p.name,
+            kind=kind,
+            ratings=self.ratings.of_player(pid),
+            online=pid in self.online,
+            levels=list(p.levels),
         )
 
     def lobby_snapshot(self, ref: str | None) -> m.LobbySnapshot:

@@ -51,6 +51,7 @@ _PLAYER = m.PlayerInfo(id="p1a2b3c4d5e6", name="alice", kind="human", ratings={"
 CLIENT_EXAMPLES: list[BaseModel] = [
     m.Hello(name="alice", kind="human", ref="1"),
     m.Hello(name="alice", token="kq1N...the token from welcome...", ref="1"),
+    m.Hello(name="minimax", kind="bot", levels=["easy", "medium", "hard", "best"], ref="1"),
     m.Resume(rooms={"3f9c0a1b": 7}, ref="2"),
     m.LobbySubscribe(ref="3"),
     m.LobbyUnsubscribe(ref="4"),
@@ -66,7 +67,12 @@ CLIENT_EXAMPLES: list[BaseModel] = [
     m.Leave(room="3f9c0a1b", ref="10"),
     m.Rematch(room="3f9c0a1b", ref="11"),
     m.Challenge(
-        opponent="minimax", variant="classic", colour="x", time_control=m.PerMove(move_ms=5_000), ref="12"
+        opponent="minimax",
+        variant="classic",
+        colour="x",
+        time_control=m.PerMove(move_ms=5_000),
+        level="easy",
+        ref="12",
     ),
     m.AcceptChallenge(challenge="c0a1b2c3d4", ref="13"),
     m.DeclineChallenge(challenge="c0a1b2c3d4", reason="busy", ref="14"),
@@ -109,6 +115,7 @@ SERVER_EXAMPLES: list[BaseModel] = [
         colour="x",
         time_control=m.PerMove(move_ms=5_000),
         rated=True,
+        level="easy",
     ),
     m.ChallengeAccepted(challenge="c0a1b2c3d4", room="3f9c0a1b", role="x", snapshot=_SNAPSHOT),
     m.ChallengeDeclined(challenge="c0a1b2c3d4", by="minimax", reason="busy"),

@@ -225,6 +225,7 @@ def on_hello(server: ArenaServer, conn: Conn, msg: m.Hello) -> None:
         old.send(m.encode(m.Goodbye(reason="replaced by a new connection", close_code=1008)))
         server.close_conn(old, 1008, "replaced by a new connection")
     conn.player = player
+    player.levels = tuple(msg.levels) if player.kind == "bot" else ()
     server.online[player.id] = conn
     server.touch_lobby(player_id=player.id)
     cfg = server.config
@@ -383,6 +384,9 @@ def on_challenge(server: ArenaServer, conn: Conn, msg: m.Challenge) -> None:
         raise Refused("no_such_player", f"no player named {msg.opponent!r} is online")
     if opponent.id == me.id:
         raise Refused("self_challenge", "you cannot challenge yourself")
+    if msg.level is not None and msg.level not in opponent.levels:
+        offered = ", ".join(opponent.levels) or "no levels"
+        raise Refused("bad_level", f"{opponent.name} offers {offered}, not {msg.level!r}")
     _settings(msg.variant, msg.ply_cap, msg.opening)
     cid = "c" + secrets.token_hex(5)
     server.challenges[cid] = PendingChallenge(cid, me.id, opponent.id, msg)
@@ -397,6 +401,7 @@ def on_challenge(server: ArenaServer, conn: Conn, msg: m.Challenge) -> None:
                 rated=msg.rated,
                 ply_cap=msg.ply_cap,
                 opening=list(msg.opening),
+                level=msg.level,
             )
         )
     )

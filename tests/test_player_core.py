@@ -242,3 +242,25 @@ def test_runner_games_skip_the_policy_and_a_forgotten_game_shifts_nothing() -> N
     core.receive(m.Joined(room="r3", role="o", snapshot=snapshot("r3"), ref="acc-k3"))
     numbers = {room: g.assignment.number for room, g in core.games.items() if g.assignment}
     assert numbers == {"r1": 1, "r3": 3}
+
+
+def test_a_challenge_level_makes_the_bot_play_randomly_that_often() -> None:
+    levels = (("silly", 1.0), ("best", 0.0))
+    for level, expect_first_legal in (("silly", False), ("best", True), (None, True)):
+        core = BotCore("bot", FirstLegal(), Policy(levels=levels))
+        offer = challenge("c1").model_copy(update={"level": level})
+        core.receive(offer)
+        core.receive(m.Joined(room="r1", role="o", snapshot=snapshot(), ref="acc-c1"))
+        core.receive(started())
+        picks = []
+        state = State.start("classic")
+        for ply in range(3):
+            x_cell = next(c for c in state.legal_moves() if not state.play(c).is_over)  # X makes no line
+            state = state.play(x_cell)
+            core.receive(moved(2 * ply + 1, x_cell, "x"))
+            move = core.decide("r1", 2 * ply + 1)
+            assert move is not None and state.is_legal(move.cell)
+            picks.append(move.cell == state.legal_moves()[0])
+            state = state.play(move.cell)
+            core.receive(moved(2 * ply + 2, move.cell, "o"))
+        assert all(picks) == expect_first_legal, level

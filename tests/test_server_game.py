@@ -6,9 +6,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from server_harness import player, running_server, seated_pair
+from server_harness import player, running_server, seated_pair, url_of
 
 from protocol import messages as m
+from protocol.client import connect
 from protocol.session import MoveRefused, RemoteError
 
 
@@ -187,3 +188,26 @@ async def test_lobby_lists_rooms_and_players_live(tmp_path: Path) -> None:
         assert isinstance(ok, m.Joined) and ok.role in ("x", "o")
         board = await other.request(m.GetLeaderboard(variant="classic"))
         assert isinstance(board, m.Leaderboard) and board.entries == []
+
+
+async def test_bot_levels_are_listed_checked_and_passed_on(tmp_path: Path) -> None:
+
+    async with running_server(tmp_path) as server:
+        bot = await connect(url_of(server), "minimax", "bot", levels=["easy", "best"], timeout=5)
+        human = await connect(url_of(server), "alice", "human", levels=["sneaky"], timeout=5)
+        lobby = await human.request(m.LobbySubscribe())
+        assert isinstance(lobby, m.LobbySnapshot)
+        listed = {p.name: p.levels for p in lobby.players}
+        assert listed == {"minimax": ["easy", "best"], "alice": []}, "only bots offer levels"
+        with pytest.raises(RemoteError) as refused:
+            await human.request(m.Challenge(opponent="minimax", level="hard"))
+        assert refused.value.code == "bad_level" and "easy, best" in refused.value.message
+        assert server.challenges == {}, "a refused challenge leaves nothing behind"
+        with pytest.raises(RemoteError) as refused:
+            await bot.request(m.Challenge(opponent="alice", level="easy"))
+        assert refused.value.code == "bad_level"
+        await human.request(m.Challenge(opponent="minimax", level="easy"))
+        offer = await bot.expect(m.ChallengeReceived)
+        assert offer.level == "easy"
+        await bot.close()
+        await human.close()

@@ -18,7 +18,7 @@ import pytest
 from rich.text import Text
 from server_harness import player, running_server, seated_pair, url_of
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Select, Static
 
 from client_tui import dialogs
 from client_tui.app import ArenaApp
@@ -27,6 +27,7 @@ from client_tui.screens import GameScreen, LobbyScreen, TournamentScreen
 from client_tui.text import printable
 from client_tui.tokens import TokenStore
 from protocol import messages as m
+from protocol.client import connect
 from server.app import ArenaServer
 
 CELL_KEY = {cell: key for key, cell in KEYPAD.items()}
@@ -80,7 +81,7 @@ async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: 
             screen = app.screen
             assert isinstance(screen, GameScreen)
             view = screen.view
-            used_arrows = False
+            used_arrows = used_mouse = False
             while view.result is None:
                 await until(pilot, lambda: view.my_turn or view.result is not None)
                 if view.result is not None:
@@ -91,14 +92,30 @@ async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: 
                     # Arrow keys and Enter: walk the cursor from the centre to the cell.
                     board = screen.query_one(Board)
                     row, col = divmod(cell, 3)
-                    keys = ["up"] * (1 - row) + ["down"] * (row - 1) + ["left"] * (1 - col) + ["right"] * (col - 1)
+                    keys = (
+                        ["up"] * (1 - row)
+                        + ["down"] * (row - 1)
+                        + ["left"] * (1 - col)
+                        + ["right"] * (col - 1)
+                    )
                     await pilot.press(*keys, "enter")
                     assert board.cursor == cell
                     used_arrows = True
+                elif not used_mouse:
+                    board = screen.query_one(Board)
+                    layout = board._layout
+                    assert layout is not None
+                    row, col = divmod(cell, 3)
+                    x = layout.left + col * (layout.width + layout.gap) + layout.width // 2
+                    y = layout.top + row * (layout.height + layout.gap_y) + layout.height // 2
+                    assert layout.cell_at(x, y, 3, 3) == cell
+                    await pilot.click(Board, offset=(x, y))
+                    used_mouse = True
                 else:
                     await pilot.press(CELL_KEY[cell])  # keypad layout: 7 8 9 on top
-                await until(pilot, lambda: len(view.moves) > before or view.result is not None)
+                await until(pilot, lambda: len(view.moves) > before or view.result is not None)  # noqa: B023
                 assert view.board[cell] is not None
+            assert used_mouse, "the game lasted long enough to use arrows, the mouse and digits"
             assert "Game over" in shown(screen.query_one("#banner", Static))
             bot_mark = "x" if view.x == "rulebot" else "o"
             assert view.result.winner in (None, bot_mark), "rule never loses on classic"
@@ -243,3 +260,31 @@ async def test_tournament_screen_shows_live_standings(tmp_path: Path) -> None:
         data["standings"][0]["points"] = 99
         (out / "standings.json").write_text(json.dumps(data))
         await until(pilot, lambda: table.get_row_at(0)[2].plain == "99")
+
+
+async def test_challenge_dialog_offers_the_bots_levels(tmp_path: Path, server: ArenaServer) -> None:
+
+    bot = await connect(url_of(server), "levelbot", "bot", levels=["easy", "best"], timeout=5)
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.lobby.player_named("levelbot") is not None)
+        players = app.screen.query_one("#players", DataTable)
+        await until(pilot, lambda: players.row_count == 2)
+        players.move_cursor(row=0)
+        await pilot.press("b")
+        dialog = app.screen
+        assert isinstance(dialog, dialogs.ChallengePlayer)
+        level = dialog.query_one("#level", Select)
+        await until(pilot, lambda: not level.disabled)
+        assert [str(option[0]) for option in level._options[1:]] == ["easy", "best"]
+        level.value = "easy"
+        opponent = dialog.query_one("#opponent", Input)
+        opponent.value = "nobody"  # a name with no levels: nothing to choose
+        await until(pilot, lambda: level.disabled)
+        opponent.value = "levelbot"
+        await until(pilot, lambda: not level.disabled)
+        level.value = "easy"
+        await pilot.click("#ok")
+        offer = await bot.expect(m.ChallengeReceived)
+        assert offer.level == "easy" and offer.challenger.name == "alice"
+    await bot.close()

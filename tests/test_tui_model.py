@@ -20,8 +20,8 @@ from server.room import Changes, Room, RoomRules
 RULES = RoomRules(grace=30.0, first_move=20.0)
 
 
-def make_room(variant: str = "classic", control: m.TimeControl = m.NoClock(), **kw: object) -> Room:
-    return Room("r1", find_variant(variant), control, rules=RULES, **kw)  # type: ignore[arg-type]
+def make_room(variant: str = "classic", control: m.TimeControl | None = None, **kw: object) -> Room:
+    return Room("r1", find_variant(variant), control or m.NoClock(), rules=RULES, **kw)  # type: ignore[arg-type]
 
 
 def feed(view: RoomView, changes: Changes, now: float) -> None:

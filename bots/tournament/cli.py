@@ -21,6 +21,8 @@ FORMATS = ("round-robin", "gauntlet", "swiss", "sprt")
 
 
 def register(subparsers: Any) -> None:
+    from bots.player_core import DEFAULT_LEVELS
+
     p = subparsers.add_parser("bot", help="run one bot that plays on a server as an ordinary player")
     p.add_argument("--server", required=True, help="the server's URL, e.g. ws://127.0.0.1:8765")
     p.add_argument("--strategy", required=True, help="the strategy's name (rule, minimax, table, ...)")
@@ -29,6 +31,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--think-ms", type=int, default=0, help="pause this long before each move")
     p.add_argument("--variants", help="comma-separated variants it accepts (default: any)")
     p.add_argument("--max-games", type=int, default=16, help="games at once, at most (default 16)")
+    p.add_argument(
+        "--levels",
+        default=",".join(f"{name}={noise:g}" for name, noise in DEFAULT_LEVELS),
+        help="levels of play offered to challengers, NAME=CHANCE of a random move, weakest first "
+        "(default %(default)s; 'none' offers none)",
+    )
     p.add_argument("--token-file", help="keep the player's token here, to come back as the same player")
     p.add_argument("--seed", type=int, default=0, help="seed of the bot's random choices")
     p.add_argument("--control", action="store_true", help=argparse.SUPPRESS)  # driven by `ttt tournament`
@@ -113,7 +121,9 @@ def _bot(args: argparse.Namespace) -> int:
 
         variants = frozenset(find_variant(v).name for v in variants)  # unknown names fail here
     strategy = load_strategy(args.strategy, args.noise)
-    policy = Policy(variants=variants, max_games=args.max_games, think_ms=args.think_ms)
+    policy = Policy(
+        variants=variants, max_games=args.max_games, think_ms=args.think_ms, levels=parse_levels(args.levels)
+    )
     config = BotConfig(
         server=args.server,
         name=args.name or f"{args.strategy}-bot",
@@ -124,6 +134,29 @@ def _bot(args: argparse.Namespace) -> int:
         entrants=frozenset(n for n in args.entrants.split(",") if n),
     )
     return asyncio.run(run_bot(config, strategy))
+
+
+def parse_levels(text: str) -> tuple[tuple[str, float], ...]:
+    """``easy=0.5,best=0`` -> (("easy", 0.5), ("best", 0.0)); ``none`` -> ()."""
+    from bots.tournament.pairing import TournamentError
+    from protocol import messages as m
+
+    if text.strip().lower() == "none":
+        return ()
+    levels = []
+    for part in text.split(","):
+        name, sep, chance = part.strip().partition("=")
+        try:
+            noise = float(chance)
+            m.Hello(name="x", levels=[name])  # the wire's rule for a level name
+        except ValueError:
+            noise = -1.0
+        if not sep or not 0.0 <= noise <= 1.0:
+            raise TournamentError(f"--levels: {part!r} is not NAME=CHANCE with a chance from 0 to 1")
+        levels.append((name, noise))
+    if len(levels) > 8 or len({n for n, _ in levels}) != len(levels):
+        raise TournamentError("--levels: at most 8 levels, each named once")
+    return tuple(levels)
 
 
 # --- ttt tournament ---------------------------------------------------------------------------
@@ -256,9 +289,8 @@ def _tournament(args: argparse.Namespace) -> int:
     if director.ended_early:
         console.print(f"ended early: {director.ended_early}")
     if args.out:
-        for path in write_outputs(
-            Path(args.out), director, {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
-        ):
+        meta = {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
+        for path in write_outputs(Path(args.out), director, meta):
             console.print(f"wrote {path}")
     return 0
 
