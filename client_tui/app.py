@@ -255,9 +255,9 @@ class ArenaApp(App[None]):
         self.call_from_thread(self._show_review, view, grades, why)
 
     def _show_review(self, view: RoomView, grades: list[Any] | None, why: str) -> None:
-        screen = self.screen
-        if isinstance(screen, GameScreen) and screen.view.room == view.room and screen.is_mounted:
-            screen.show_review(grades, why)
+        for screen in self.screen_stack:
+            if isinstance(screen, GameScreen) and screen.view is view:
+                screen.show_review(grades, why)
 
     async def action_quit(self) -> None:
         if self.link is not None:

@@ -259,7 +259,8 @@ class GameScreen(ArenaScreen):
     def __init__(self, view: RoomView) -> None:
         super().__init__()
         self.view = view
-        self.review: list[Any] | None = None
+        #: The latest review (grades or why there are none), kept to draw once composed.
+        self.review: tuple[list[Any] | None, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -282,13 +283,17 @@ class GameScreen(ArenaScreen):
         self.query_one(Board).focus()
         self.set_interval(0.1, self.tick)
         self.redraw()
+        if self.review is not None:
+            self.show_review(*self.review)
 
     def tick(self) -> None:
         """Clocks and grace countdowns move between events."""
-        if self.view.clocks is not None or self.view.disconnected or self.view.first_move_until:
+        if self.query(Board) and self.view.clocks is not None or self.view.disconnected or self.view.first_move_until:
             self._players(time.monotonic())
 
     def redraw(self) -> None:
+        if not self.query(Board):
+            return  # not composed yet: on_mount draws the latest
         view, now = self.view, time.monotonic()
         board = self.query_one(Board)
         board.interactive = view.role != "spectator"
@@ -368,6 +373,9 @@ class GameScreen(ArenaScreen):
 
     def show_review(self, grades: list[Any] | None, why: str = "") -> None:
         """The post-game review: each move graded against the solved table."""
+        self.review = (grades, why)
+        if not self.query("#review-text"):
+            return  # drawn by on_mount
         widget = self.query_one("#review-text", Static)
         if grades is None:
             widget.update(plain(why, "dim"))

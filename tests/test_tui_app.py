@@ -288,3 +288,84 @@ async def test_challenge_dialog_offers_the_bots_levels(tmp_path: Path, server: A
         offer = await bot.expect(m.ChallengeReceived)
         assert offer.level == "easy" and offer.challenger.name == "alice"
     await bot.close()
+
+
+async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path, server: ArenaServer) -> None:
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        bob = await player(server, "bob")
+        await bob.request(m.Challenge(opponent="alice", colour="o", rated=False))
+        await until(
+            pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer) and app.screen.query(Static)
+        )
+        assert "bob (human) challenges you" in app.screen.query_one(Static).content.plain  # type: ignore[union-attr]
+        await pilot.press("a")
+        accepted = await bob.expect(m.ChallengeAccepted)
+        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        view = screen.view
+        assert view.room == accepted.room and view.role == "x"
+        await pilot.press("5")
+        await until(pilot, lambda: view.board[4] == "x")
+        await bob.request(m.Move(room=view.room, cell=0))
+        await until(pilot, lambda: view.my_turn)
+        await pilot.press("7")  # cell 0 holds O's mark: the server refuses, nothing changes
+        await until(pilot, lambda: any(n.title == "cell_occupied" for n in app._notifications))
+        assert view.moves == [4, 0] and view.my_turn
+        await pilot.press("escape")  # refused while the game runs
+        assert app.screen is screen
+        await pilot.press("g")
+        await until(pilot, lambda: view.result is not None)
+        assert view.result.reason == "resignation" and view.result.winner == "o"
+        assert "resignation" in shown(screen.query_one("#banner", Static))
+        await pilot.press("r")
+        await until(pilot, lambda: "x" in view.rematch)
+        await bob.request(m.Rematch(room=view.room))
+        await until(pilot, lambda: view.number == 2 and view.playing)
+        assert view.role == "o" and not view.my_turn, "colours swapped: bob is X now"
+        assert view.score == {"alice": 0.0, "bob": 1.0}
+        await bob.close()
+
+
+async def test_private_room_by_invite(tmp_path: Path, server: ArenaServer) -> None:
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await pilot.press("c")
+        dialog = app.screen
+        assert isinstance(dialog, dialogs.CreateRoom)
+        variant = dialog.query_one("#variant", Input)
+        variant.value = "9x9k9x"
+        await pilot.click("#ok")
+        assert app.screen is dialog, "a bad variant stays in the form"
+        assert "9x9k9x" in shown(dialog.query_one("#error", Static))
+        variant.value = "5x5k4"
+        await pilot.click("#private")
+        await pilot.click("#ok")
+        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        view = app.screen.view  # type: ignore[attr-defined]
+        assert view.invite and view.summary.private and view.summary.variant == "5x5k4"
+        bob = await player(server, "bob")
+        lobby = await bob.request(m.LobbySubscribe())
+        assert isinstance(lobby, m.LobbySnapshot) and lobby.rooms == [], "private rooms are not listed"
+        await bob.request(m.Join(room=view.room, invite=view.invite))
+        await until(pilot, lambda: view.playing)
+        assert view.variant.cells == 25 and len(view.board) == 25
+        await bob.close()
+
+
+async def test_declining_a_challenge(tmp_path: Path, server: ArenaServer) -> None:
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        bob = await player(server, "bob")
+        await bob.request(m.Challenge(opponent="alice", variant="tactic-toe"))
+        await until(pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer))
+        await pilot.press("d")
+        declined = await bob.expect(m.ChallengeDeclined)
+        assert declined.by == "alice"
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        assert app.rooms == {} and server.challenges == {}
+        await bob.close()

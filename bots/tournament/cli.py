@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bots.tournament.director import Director, TournamentConfig
+    from bots.tournament.feed import StandingsFeed
     from bots.tournament.match import Strategy
     from bots.tournament.pairing import Opening
     from bots.tournament.standings import GameRecord
@@ -64,6 +65,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--noise", type=float, default=0.0, help="every bot: chance of a random move")
     p.add_argument("--think-ms", type=int, default=0, help="every bot: pause before each move")
     p.add_argument("--quiet", action="store_true", help="no live display, just the final standings")
+    p.add_argument(
+        "--mqtt", help="publish the standings after each game to ttt/v1/tournaments/ID/standings (retained)"
+    )
+    p.add_argument("--tournament-id", help="the ID in that topic (default: a new random one)")
     p.add_argument(
         "--resume", action="store_true", help="continue the tournament whose games are in --out (same flags)"
     )
@@ -254,7 +259,18 @@ def _tournament(args: argparse.Namespace) -> int:
     config = build_config(args, tuple(entries))
     console = Console()
     journal = _Journal(Path(args.out) if args.out else None, resume=args.resume)
-    with _Display(console, config, quiet=args.quiet, journal=journal) as display:
+    meta = {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
+    feed = None
+    if args.mqtt:
+        import secrets
+
+        from bots.tournament.feed import StandingsFeed
+
+        tournament_id = args.tournament_id or "t" + secrets.token_hex(4)
+        meta["tournament"] = tournament_id
+        feed = StandingsFeed(args.mqtt, tournament_id)
+        console.print(f"standings on {args.mqtt} topic {feed.topic}")
+    with _Display(console, config, quiet=args.quiet, journal=journal, meta=meta, feed=feed) as display:
         if args.in_process:
             from bots.tournament.match import play_match
 
@@ -289,9 +305,14 @@ def _tournament(args: argparse.Namespace) -> int:
     if director.ended_early:
         console.print(f"ended early: {director.ended_early}")
     if args.out:
-        meta = {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
         for path in write_outputs(Path(args.out), director, meta):
             console.print(f"wrote {path}")
+    if feed is not None:
+        from bots.tournament.report import standings_summary
+
+        feed.offer(standings_summary(director, meta, status="finished"))
+        if not feed.close(timeout=10.0):
+            console.print("the MQTT broker did not confirm the final standings")
     return 0
 
 
@@ -323,8 +344,17 @@ class _Journal:
 class _Display:
     """A progress bar and the live standings (rich), updated after each game."""
 
-    def __init__(self, console: Any, config: TournamentConfig, quiet: bool, journal: _Journal) -> None:
+    def __init__(
+        self,
+        console: Any,
+        config: TournamentConfig,
+        quiet: bool,
+        journal: _Journal,
+        meta: dict[str, Any],
+        feed: StandingsFeed | None = None,
+    ) -> None:
         self.console, self.config, self.quiet, self.journal = console, config, quiet, journal
+        self.meta, self.feed = meta, feed
         self.live: Any = None
         self.progress: Any = None
 
@@ -345,7 +375,11 @@ class _Display:
         if self.journal.path is not None:
             from bots.tournament.report import write_standings
 
-            write_standings(self.journal.path.parent, director, {"planned": planned_games(self.config)})
+            write_standings(self.journal.path.parent, director, self.meta)
+        if self.feed is not None:
+            from bots.tournament.report import standings_summary
+
+            self.feed.offer(standings_summary(director, self.meta))
         if self.live is None:
             return
         from rich.console import Group

@@ -37,6 +37,19 @@ def write_standings(
     """Write ``standings.json`` and ``crosstable.csv`` (after every game while the
     tournament runs, so ``ttt play --tournament DIR`` can show them live)."""
     out.mkdir(parents=True, exist_ok=True)
+    summary = standings_summary(director, meta, status=status)
+    paths = [out / "standings.json", out / "crosstable.csv"]
+    _replace(paths[0], json.dumps(summary, indent=2) + "\n")
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(director.standings.crosstable_rows())
+    _replace(paths[1], buffer.getvalue())
+    return paths
+
+
+def standings_summary(
+    director: Director, meta: dict[str, Any] | None = None, *, status: str = "running"
+) -> dict[str, Any]:
+    """What ``standings.json`` holds (and the MQTT feed's standings payload)."""
     c = director.config
     summary: dict[str, Any] = {
         "variant": c.variant,
@@ -62,12 +75,7 @@ def write_standings(
             "upper": s.upper,
             "decision": str(s.decision),
         }
-    paths = [out / "standings.json", out / "crosstable.csv"]
-    _replace(paths[0], json.dumps(summary, indent=2) + "\n")
-    buffer = io.StringIO()
-    csv.writer(buffer).writerows(director.standings.crosstable_rows())
-    _replace(paths[1], buffer.getvalue())
-    return paths
+    return summary
 
 
 def _replace(path: Path, text: str) -> None:
