@@ -30,6 +30,9 @@ from server.feed.bridge import Feed
 WINDOW = 100
 
 
+#: Seconds a run may take before the bench gives up (it never hangs).
+TIMEOUT = 300.0
+
 def moved(seq: int) -> dict[str, object]:
     return {
         "type": "moved",
@@ -71,7 +74,7 @@ async def through_bridge(broker: Broker, n: int) -> float:
         bus.publish(FeedEvent("room_event", "r1", moved(seq)))
         if seq % 1000 == 999:
             await asyncio.sleep(0)  # let the bridge drain, as a game loop would
-    await done.wait()
+    await asyncio.wait_for(done.wait(), TIMEOUT)
     elapsed = time.perf_counter() - start
     await counter
     await feed.close()
@@ -88,7 +91,7 @@ async def raw_baseline(broker: Broker, n: int) -> float:
         start = time.perf_counter()
         for i in range(0, n, WINDOW):
             await asyncio.gather(*(client.publish("bench/raw", p, 1) for p in payloads[i : i + WINDOW]))
-        await done.wait()
+        await asyncio.wait_for(done.wait(), TIMEOUT)
         elapsed = time.perf_counter() - start
     await counter
     return elapsed
@@ -116,7 +119,9 @@ async def main(n: int) -> None:
     if binary is None:
         sys.exit("bench/feed.py needs mosquitto (Debian package 'mosquitto')")
     with tempfile.TemporaryDirectory() as tmp:
-        broker = Broker(binary, Path(tmp))
+        # Mosquitto queues at most 1,000 QoS 1 messages per client by default and drops the
+        # rest silently; a bench subscriber that falls behind must not lose any.
+        broker = Broker(binary, Path(tmp), extra="max_queued_messages 0\n")
         broker.start()
         try:
             await raw_baseline(broker, min(n, 2000))  # warm up

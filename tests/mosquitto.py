@@ -59,7 +59,9 @@ class Broker:
 
     host = "127.0.0.1"
 
-    def __init__(self, binary: str, workdir: Path, port: int | None = None, persistent: bool = False) -> None:
+    def __init__(
+        self, binary: str, workdir: Path, port: int | None = None, persistent: bool = False, extra: str = ""
+    ) -> None:
         self.binary = binary
         self.port = port if port is not None else free_port()
         self.workdir = workdir
@@ -72,7 +74,7 @@ class Broker:
         )
         self.conf.write_text(
             f"listener {self.port} {self.host}\nallow_anonymous true\n{persistence}"
-            f"log_dest file {self.log}\nlog_type error\nlog_type warning\nlog_type notice\n"
+            f"log_dest file {self.log}\nlog_type error\nlog_type warning\nlog_type notice\n{extra}"
         )
         self.process: subprocess.Popen[bytes] | None = None
 
