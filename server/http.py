@@ -70,7 +70,10 @@ def metrics_text(server: ArenaServer) -> str:
         metric("ttt_errors_total", "counter", "Error replies and refusals, by code.", 0, '{code="internal"}')
     metric("ttt_store_batches_total", "counter", "Store transactions committed.", server.store.batches)
     metric("ttt_store_writes_total", "counter", "Store operations written.", server.store.writes)
-    metric("ttt_store_failures_total", "counter", "Store transactions that failed.", server.writer.failures)
+    metric(
+        "ttt_store_failures_total", "counter", "Store transactions given up on.", server.writer.failures
+    )
+    metric("ttt_store_retried_total", "counter", "Store transactions that failed once.", server.writer.retried)
     metric("ttt_writer_backlog", "gauge", "Decisions waiting to be written.", server.writer.backlog)
     metric("ttt_bus_published_total", "counter", "Events published on the feed bus.", server.bus.published)
     if server.feed is not None and hasattr(server.feed, "stats"):

@@ -19,12 +19,18 @@ log = logging.getLogger("ttt.server.writer")
 #: Most operations written in one transaction.
 MAX_BATCH = 5000
 
+#: A failed transaction is tried again after these pauses (seconds) before giving up.
+RETRIES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 2.0, 2.0, 2.0)
+
 
 class Writer:
     """Batches `submit`ted operations; `run` is the task that writes them."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, retries: tuple[float, ...] = RETRIES) -> None:
         self.store = store
+        self.retries = retries
+        #: Transactions that failed at least once, and those that never got written.
+        self.retried = 0
         self._queue: asyncio.Queue[tuple[list[StoreOp], Callable[[], None] | None]] = asyncio.Queue()
         self.failures = 0
         self.batch_sizes: list[int] = []
@@ -67,15 +73,30 @@ class Writer:
     async def _write(self, items: list[tuple[list[StoreOp], Callable[[], None] | None]]) -> None:
         ops = [op for batch, _ in items for op in batch]
         if ops:
-            try:
-                await asyncio.to_thread(self.store.write, ops)
-            except Exception:
-                # The rooms have already decided; refusing to announce would freeze them.
-                self.failures += 1
-                log.exception("store write failed (%d operations); announcing anyway", len(ops))
+            await self._write_ops(ops)
         for _, then in items:
             if then is not None:
                 try:
                     then()
                 except Exception:
                     log.exception("announcement failed")
+
+    async def _write_ops(self, ops: list[StoreOp]) -> None:
+        """Write ``ops``, trying again while the store fails (a locked or full disk often
+        passes); announcements wait meanwhile, so nothing is announced before it is
+        stored. After the last retry (about 10 s) the rooms, which have already
+        decided, announce anyway rather than freeze, and the failure is counted."""
+        for attempt, pause in enumerate((*self.retries, None)):
+            try:
+                await asyncio.to_thread(self.store.write, ops)
+                return
+            except Exception:
+                if attempt == 0:
+                    self.retried += 1
+                if pause is None:
+                    self.failures += 1
+                    log.exception("store write failed (%d operations); announcing anyway", len(ops))
+                    return
+                if attempt == 0:
+                    log.warning("store write failed (%d operations); trying again", len(ops), exc_info=True)
+                await asyncio.sleep(pause)
