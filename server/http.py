@@ -73,7 +73,7 @@ def metrics_text(server: ArenaServer) -> str:
     metric(
         "ttt_store_failures_total", "counter", "Store transactions given up on.", server.writer.failures
     )
-    metric("ttt_store_retried_total", "counter", "Store transactions that failed once.", server.writer.retried)
+    metric("ttt_store_retried_total", "counter", "Store transactions tried again.", server.writer.retried)
     metric("ttt_writer_backlog", "gauge", "Decisions waiting to be written.", server.writer.backlog)
     metric("ttt_bus_published_total", "counter", "Events published on the feed bus.", server.bus.published)
     if server.feed is not None and hasattr(server.feed, "stats"):
