@@ -3,8 +3,13 @@
 `BotCore` is sans-I/O: it takes server messages (and, when a tournament runner
 drives the bot, control commands) and returns what to do: messages to send,
 games whose turn it is, reports for the runner. The async shell `run_bot`
-connects through `protocol.client`, sleeps the think time, calls the strategy,
-reconnects with backoff after a drop and exits cleanly on SIGINT or SIGTERM.
+connects through `protocol.client`, runs the strategy, reconnects with backoff
+after a drop and exits cleanly on SIGINT or SIGTERM.
+
+The strategy never runs on the event loop: every search goes to one worker
+thread (strategies keep state, so one search at a time), most urgent clock
+first, with the budget `BotCore.plan` computes from that game's clock. Other
+games, keepalive pings and the control channel go on meanwhile.
 
 The control channel (``ttt bot --control``, used by ``ttt tournament``) is JSON
 lines: on stdin ``{"cmd": "challenge", "number": N, "opponent": B, "variant": V,
@@ -26,6 +31,7 @@ import random
 import signal
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +42,10 @@ from bots.player_core import (
     BotGame,
     Policy,
     Report,
+    Search,
     Send,
     Think,
+    run_search,
 )
 from bots.tournament.match import Strategy
 from protocol import messages as m
@@ -51,6 +59,7 @@ __all__ = [
     "BotGame",
     "Policy",
     "Report",
+    "Search",
     "Send",
     "Think",
     "run_bot",
@@ -103,12 +112,18 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
             loop.add_signal_handler(signum, stop.set)
     core = BotCore(config.name, strategy, config.policy, config.seed)
     core.entrants = config.entrants
-    inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    inbox: asyncio.Queue[tuple[str, Any, float]] = asyncio.Queue()
     token = _read_token(config.token_file)
     levels = [name for name, _ in config.policy.levels]
     client = ArenaClient(config.server, config.name, "bot", token, levels=levels)
     backoff = Backoff()
     tasks: set[asyncio.Task[None]] = set()
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bot-search")
+    #: Turns waiting for the worker: (room, ply) -> when the turn began (loop time).
+    queued: dict[tuple[str, int], float] = {}
+    #: Turns queued, searching or about to move: a repeated `Think` for one of them is dropped.
+    busy: set[tuple[str, int]] = set()
+    wake = asyncio.Event()
 
     def spawn(coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -120,32 +135,65 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
             try:
                 event = await client.next_event()
             except ConnectionLost:
-                await inbox.put(("lost", None))
+                await inbox.put(("lost", None, loop.time()))
                 return
-            await inbox.put(("message", event))
+            await inbox.put(("message", event, loop.time()))
 
-    async def think(action: Think) -> None:
-        began = loop.time()
-        if config.policy.think_ms:
-            await asyncio.sleep(config.policy.think_ms / 1000)
-        move = core.decide(action.room, action.ply)
-        core.spent(action.room, (loop.time() - began) * 1000)
-        if move is not None:
-            with contextlib.suppress(ConnectionLost):
-                await client.send(move)
+    async def send(message: m.ClientMessage) -> None:
+        with contextlib.suppress(ConnectionLost):
+            await client.send(message)
 
-    async def perform(actions: list[Action]) -> None:
+    async def searcher() -> None:
+        """The worker's dispatcher: the most urgent turn first, one search at a time."""
+        while True:
+            if not queued:
+                wake.clear()
+                await wake.wait()
+                continue
+            turn = min(queued, key=lambda t: (core.due(t[0]), queued[t]))
+            began = queued.pop(turn)
+            job = core.plan(*turn, now=loop.time(), waiting=len(queued))
+            if not isinstance(job, Search):
+                busy.discard(turn)
+                if job is not None:
+                    await send(job)
+                continue
+            try:
+                cell = job.cell
+                if cell is None:
+                    cell = await loop.run_in_executor(worker, run_search, strategy, job)
+            except Exception as exc:  # a strategy bug: give that game up rather than hang in it
+                print(f"ttt bot: the strategy failed in {job.room}: {exc!r}; resigning", file=sys.stderr)
+                busy.discard(turn)
+                await send(m.Resign(room=job.room))
+                continue
+            spawn(answer(turn, began, job, cell))
+
+    async def answer(turn: tuple[str, int], began: float, job: Search, cell: int) -> None:
+        """Wait out the policy's think time (if any is left), then move."""
+        try:
+            pause = core.pause_ms(job.room, began, loop.time())
+            if pause > 0:
+                await asyncio.sleep(pause / 1000)
+            move = core.record(job, cell, loop.time())
+            core.spent(job.room, (loop.time() - began) * 1000)
+            if move is not None:
+                await send(move)
+        finally:
+            busy.discard(turn)
+
+    async def perform(actions: list[Action], now: float | None = None) -> None:
         for action in actions:
             if isinstance(action, Send):
-                with contextlib.suppress(ConnectionLost):
-                    await client.send(action.message)
+                await send(action.message)
                 if isinstance(action.message, m.Leave):
                     client.session.left(action.message.room)
             elif isinstance(action, Think):
-                if config.policy.think_ms:
-                    spawn(think(action))
-                else:
-                    await think(action)
+                turn = (action.room, action.ply)
+                if turn not in busy:
+                    busy.add(turn)
+                    queued[turn] = loop.time() if now is None else now
+                    wake.set()
             else:
                 _emit(action.data)
 
@@ -157,10 +205,10 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                     if welcome.rooms:  # seated from an earlier run (same token): take those games up
                         core.seated_before.update(welcome.rooms)
                         resumed = await client.request(m.Resume(rooms=dict.fromkeys(welcome.rooms, 0)))
-                        await perform(core.receive(resumed))
+                        await perform(core.receive(resumed, loop.time()))
                 else:
                     resumed = await client.reconnect()
-                    await perform(core.receive(resumed))
+                    await perform(core.receive(resumed, loop.time()))
                 _write_token(config.token_file, client.token)
                 backoff.reset()
                 spawn(pump())
@@ -177,7 +225,11 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                 await asyncio.wait_for(stop.wait(), delay)
         return False
 
+    spawn(searcher())
     if not await connect(first=True):
+        worker.shutdown(wait=False, cancel_futures=True)
+        for task in list(tasks):
+            task.cancel()
         return 0 if stop.is_set() else 2
     if config.control:
         _read_commands(loop, inbox)
@@ -190,9 +242,9 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
             if getter not in done:
                 getter.cancel()
                 break
-            kind, item = getter.result()
+            kind, item, now = getter.result()
             if kind == "message":
-                await perform(core.receive(item))
+                await perform(core.receive(item, now), now)
             elif kind == "command":
                 await perform(core.command(item))
             elif kind == "eof":
@@ -204,6 +256,7 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
         waiter.cancel()
         for task in list(tasks):
             task.cancel()
+        worker.shutdown(wait=False, cancel_futures=True)  # a search under way ends within its budget
         await client.close()
     return 0
 
@@ -213,18 +266,18 @@ def _emit(data: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _read_commands(loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[tuple[str, Any]]) -> None:
+def _read_commands(loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[tuple[str, Any, float]]) -> None:
     """Read JSON lines from stdin in a thread; each becomes a ``command`` in ``inbox``."""
 
     def reader() -> None:
         for line in sys.stdin:
             if line.strip():
                 try:
-                    item: tuple[str, Any] = ("command", json.loads(line))
+                    item: tuple[str, Any, float] = ("command", json.loads(line), 0.0)
                 except json.JSONDecodeError:
                     continue
                 loop.call_soon_threadsafe(inbox.put_nowait, item)
-        loop.call_soon_threadsafe(inbox.put_nowait, ("eof", None))
+        loop.call_soon_threadsafe(inbox.put_nowait, ("eof", None, 0.0))
 
     threading.Thread(target=reader, name="bot-commands", daemon=True).start()
 

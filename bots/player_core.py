@@ -3,15 +3,35 @@
 It takes server messages (and, when a tournament runner drives the bot, control
 commands) and returns what to do: messages to send (`Send`), games whose turn it
 is (`Think`), lines for the runner (`Report`). `bots.player` is the async shell.
+
+Time is passed in (``now``, seconds on the caller's monotonic clock), never read.
+Each move's search budget comes from the game's clock (`bots.move_clock`):
+what is left on it, minus a reserve for the network, shared with the other timed
+games that wait for the bot's one search worker. `BotCore.plan` turns a `Think`
+into a `Search`; the shell runs it off its event loop (`run_search`) and hands the
+cell back to `BotCore.record`.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from bots.move_clock import (
+    MIN_BUDGET_MS,
+    MIN_SEARCH_MS,
+    RESERVE_MS,
+    RESERVE_SHARE,
+    MoveClock,
+    budgeted,
+    move_budget,
+    moves_to_go,
+    time_per_move,
+    usable_ms,
+)
 from bots.tournament.match import Strategy, game_rng
 from protocol import messages as m
 from protocol.rules import Cell, IllegalMove, Mark, State
@@ -34,7 +54,8 @@ class Policy:
     Attributes:
         variants: variant names it plays (None: any).
         max_games: games at once, at most.
-        think_ms: how long it pretends to think before each move.
+        think_ms: the least time it takes over a move (it pretends to think that
+            long, never past what the clock allows).
         levels: the levels of play it offers, weakest first, each with its chance of
             a random move (a challenge names one to make the bot easier to beat).
     """
@@ -54,13 +75,27 @@ class Policy:
             return f"I play {', '.join(sorted(self.variants))}, not {challenge.variant}"
         if busy >= self.max_games:
             return f"busy: already {busy} games (at most {self.max_games} at once)"
-        tc = challenge.time_control
-        margin = self.think_ms + 100
-        if isinstance(tc, m.PerMove) and tc.move_ms < margin:
-            return f"too fast for me: I need at least {margin} ms a move"
-        if isinstance(tc, m.Increment) and tc.base_ms + tc.increment_ms < margin:
-            return f"too fast for me: I need at least {margin} ms for a move"
-        return None
+        return self.clock_refusal(challenge.time_control, challenge.variant)
+
+    def clock_refusal(self, control: m.TimeControl, variant: str) -> str | None:
+        """Why this bot cannot meet ``control`` in ``variant``, or None when it can.
+
+        A move needs `RESERVE_MS` plus `RESERVE_SHARE` of its time for the network,
+        and then `MIN_SEARCH_MS` to search, or ``think_ms`` if that is longer. A
+        Fischer clock counts ``base / moves + increment`` a move, over at most
+        `MOVES_TO_GO` moves.
+        """
+        per_move = time_per_move(control, variant)
+        need = max(self.think_ms, MIN_SEARCH_MS)
+        if per_move is None or usable_ms(per_move) >= need:
+            return None
+        least = math.ceil((need + RESERVE_MS) / (1 - RESERVE_SHARE))
+        if isinstance(control, m.Increment):
+            return (
+                f"too fast for me: {control.base_ms} ms + {control.increment_ms} ms a move gives about "
+                f"{per_move:.0f} ms a move in {variant}; I need at least {least} ms a move"
+            )
+        return f"too fast for me: I need at least {least} ms a move"
 
 
 @dataclass(slots=True)
@@ -91,6 +126,12 @@ class BotGame:
     thinking: bool = False
     #: The (game, ply, cell) last answered, so a ply is never answered two ways.
     decided: tuple[str | None, int, Cell] | None = None
+    #: The room's time control (None: not known, e.g. a game taken up after a restart).
+    time_control: m.TimeControl | None = None
+    #: This bot's clock, as last reported (None: no clock).
+    clock: MoveClock | None = None
+    #: The (game, ply) handed to the search worker and not recorded yet.
+    planned: tuple[str | None, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +145,44 @@ class Think:
 
     room: str
     ply: int
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """A move to find off the event loop (`run_search`), then to `BotCore.record`.
+
+    Attributes:
+        budget_ms: the search budget the clock allows (None: the strategy's own).
+        cell: already chosen (a random move at the game's level): nothing to search.
+    """
+
+    room: str
+    game: str | None
+    ply: int
+    state: State
+    rng: random.Random
+    budget_ms: int | None = None
+    cell: Cell | None = None
+
+
+def run_search(strategy: Strategy, search: Search) -> Cell:
+    """``strategy.choose`` for ``search``, within its budget.
+
+    A strategy that takes a budget (an int ``think_ms``, e.g. minimax, looked up
+    through noise wrappers) gets the smaller of its own and the clock's for this
+    call only. Calls must run one at a time: strategies keep state.
+    """
+    if search.cell is not None:
+        return search.cell
+    holder = budgeted(strategy) if search.budget_ms is not None else None
+    if holder is None or search.budget_ms is None:
+        return strategy.choose(search.state, search.rng)
+    own: int = holder.think_ms
+    holder.think_ms = max(MIN_BUDGET_MS, min(own, search.budget_ms))
+    try:
+        return strategy.choose(search.state, search.rng)
+    finally:
+        holder.think_ms = own
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +217,8 @@ class BotCore:
         self.finished = 0
         #: Rooms the server says this player sits in from before this process (`Welcome.rooms`).
         self.seated_before: set[str] = set()
+        #: The time of the message being handled (`receive`'s ``now``).
+        self._now = 0.0
 
     @property
     def busy(self) -> int:
@@ -191,7 +272,9 @@ class BotCore:
 
     # --- server messages ---------------------------------------------------------------
 
-    def receive(self, message: m.ServerMessage) -> list[Action]:
+    def receive(self, message: m.ServerMessage, now: float = 0.0) -> list[Action]:
+        """Act on one server message, received at ``now`` (seconds, the caller's monotonic clock)."""
+        self._now = now
         handler = getattr(self, f"_on_{message.type}", None)
         return handler(message) if handler is not None else []
 
@@ -259,6 +342,7 @@ class BotCore:
         noise: float = 0.0,
     ) -> list[Action]:
         game = BotGame(room, _MARKS[role], snap.room.variant, snap.room.ply_cap, assignment, opening, noise)
+        game.time_control = snap.room.time_control
         self.games[room] = game
         if snap.game is not None:
             return self._load(game, snap.game)
@@ -274,6 +358,7 @@ class BotCore:
             game.state = State.replay(game.variant, snap.moves, ply_cap=game.ply_cap)
         except IllegalMove:
             return []
+        self._read_clock(game, snap.clocks)
         return self._maybe_think(game)
 
     def _start(self, game: BotGame, game_id: str, x: str, o: str) -> None:
@@ -290,6 +375,7 @@ class BotCore:
         if game is None or game.game == msg.game:
             return []  # not ours, or already known from the snapshot that seated us
         self._start(game, msg.game, msg.x, msg.o)
+        self._read_clock(game, msg.clocks, msg.first_move_ms)
         return self._maybe_think(game)
 
     def _adopt(self, room: str, variant: str, ply_cap: int | None, x: str, o: str) -> BotGame | None:
@@ -301,6 +387,26 @@ class BotCore:
         self.games[room] = game
         return game
 
+    def _read_clock(self, game: BotGame, clocks: m.Clocks, first_move_ms: int | None = None) -> None:
+        """Keep this bot's time from ``clocks`` (read now). On its turn the clock is taken
+        as running from now even before the first move, which has its own deadline."""
+        left = clocks.x_ms if game.mark is Mark.X else clocks.o_ms
+        if left is None:
+            game.clock = None
+            return
+        state = game.state
+        my_turn = state is not None and not state.is_over and state.to_move is game.mark
+        if my_turn and clocks.running is None and first_move_ms is not None:
+            left = min(left, first_move_ms)
+        control = game.time_control
+        game.clock = MoveClock(
+            left_ms=float(left),
+            seen=self._now,
+            running=my_turn,
+            increment_ms=control.increment_ms if isinstance(control, m.Increment) else 0,
+            per_move=isinstance(control, m.PerMove),
+        )
+
     def _on_moved(self, msg: m.Moved) -> list[Action]:
         game = self.games.get(msg.room)
         if game is None or game.state is None or msg.game != game.game or msg.ply != game.state.ply + 1:
@@ -309,6 +415,7 @@ class BotCore:
             game.state = game.state.play(msg.cell)
         except IllegalMove:
             return []
+        self._read_clock(game, msg.clocks)
         return self._maybe_think(game)
 
     def _on_game_over(self, msg: m.GameEnded) -> list[Action]:
@@ -366,23 +473,78 @@ class BotCore:
 
     # --- moving -----------------------------------------------------------------------
 
-    def decide(self, room: str, ply: int) -> m.Move | None:
-        """The move for ``room`` at ``ply``; None if the game moved on meanwhile."""
+    def plan(self, room: str, ply: int, now: float = 0.0, waiting: int = 0) -> Search | m.Move | None:
+        """What to do for the `Think` (``room``, ``ply``) at ``now``, when the worker is free.
+
+        Returns None if the game moved on meanwhile; the move already chosen for this
+        ply if it was asked before (a resend after a drop: the same answer, without
+        drawing random numbers again); else a `Search` with the budget the clock
+        allows (``waiting``: moves queued behind it for the worker).
+        """
         game = self.games.get(room)
         if game is None or game.state is None or game.state.ply != ply or game.state.is_over:
             return None
-        game.thinking = False
         if game.decided is not None and game.decided[:2] == (game.game, ply):
-            # asked again for a ply already answered (the move may have been lost with the
-            # connection): the same answer, without drawing random numbers again
+            game.thinking = False
             return m.Move(room=room, cell=game.decided[2])
         state = game.state
+        game.planned = (game.game, ply)
         if game.noise and game.rng.random() < game.noise:
-            cell = game.rng.choice(state.legal_moves())
-        else:
-            cell = self.strategy.choose(state, game.rng)
-        game.decided = (game.game, ply, cell)
-        return m.Move(room=room, cell=cell)
+            return Search(room, game.game, ply, state, game.rng, cell=game.rng.choice(state.legal_moves()))
+        others = [
+            g.clock
+            for g in self.games.values()
+            if g is not game
+            and g.clock is not None
+            and g.state is not None
+            and not g.state.is_over
+            and g.planned != (g.game, g.state.ply)  # already searched, about to move
+        ]
+        budget = move_budget(game.clock, now, moves_to_go=moves_to_go(state), others=others, waiting=waiting)
+        return Search(room, game.game, ply, state, game.rng, budget)
+
+    def record(self, search: Search, cell: Cell, now: float = 0.0) -> m.Move | None:
+        """The move to send for ``search``, whose answer is ``cell`` (found by ``now``);
+        None if the game moved on meanwhile."""
+        game = self.games.get(search.room)
+        if game is None or game.game != search.game:
+            return None
+        game.thinking = False
+        game.planned = None
+        if game.state is None or game.state.ply != search.ply or game.state.is_over:
+            return None
+        game.decided = (game.game, search.ply, cell)
+        if game.clock is not None:
+            game.clock = game.clock.after_move(now, game.time_control)
+        return m.Move(room=search.room, cell=cell)
+
+    def decide(self, room: str, ply: int, now: float = 0.0) -> m.Move | None:
+        """`plan`, `run_search` and `record` in one call: the move for ``room`` at ``ply``;
+        None if the game moved on meanwhile."""
+        job = self.plan(room, ply, now)
+        if isinstance(job, Search):
+            return self.record(job, run_search(self.strategy, job), now)
+        return job
+
+    def due(self, room: str) -> float:
+        """When this bot's clock in ``room`` falls (``inf``: not running or no clock): the
+        worker takes the most urgent move first."""
+        game = self.games.get(room)
+        clock = game.clock if game is not None else None
+        if clock is None or not clock.running:
+            return math.inf
+        return clock.seen + clock.left_ms / 1000.0
+
+    def pause_ms(self, room: str, began: float, now: float) -> float:
+        """How much longer to wait before sending a move found at ``now`` for a turn that
+        began at ``began``: up to the policy's ``think_ms``, never past the usable time."""
+        wanted = self.policy.think_ms - (now - began) * 1000.0
+        game = self.games.get(room)
+        if wanted <= 0 or game is None:
+            return 0.0
+        if game.clock is not None:
+            wanted = min(wanted, usable_ms(game.clock.left(now)))
+        return max(0.0, wanted)
 
     def spent(self, room: str, ms: float) -> None:
         game = self.games.get(room)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import pytest
+
+from bots.move_clock import MIN_BUDGET_MS, MoveClock, move_budget, moves_to_go, usable_ms
 from bots.player import Backoff
-from bots.player_core import Assignment, BotCore, Policy, Report, Send, Think
-from bots.tournament.match import game_rng
+from bots.player_core import Assignment, BotCore, Policy, Report, Search, Send, Think, run_search
+from bots.strategies.base import Noisy as NoisyStrategy
+from bots.tournament.match import Noisy, game_rng
 from protocol import messages as m
 from protocol.rules import Cell, Mark, State
 
@@ -264,3 +268,168 @@ def test_a_challenge_level_makes_the_bot_play_randomly_that_often() -> None:
             state = state.play(move.cell)
             core.receive(moved(2 * ply + 2, move.cell, "o"))
         assert all(picks) == expect_first_legal, level
+
+
+# --- the clock: each move's search budget --------------------------------------------
+
+
+def test_move_budget_per_move_increment_no_clock_and_nearly_flagged() -> None:
+    # per move: all of what is left, less the reserve (100 ms + 15%), from when it was read
+    per_move = MoveClock(left_ms=400, seen=10.0, per_move=True)
+    assert usable_ms(400) == 400 - 100 - 60
+    assert move_budget(per_move, 10.0) == 240
+    assert move_budget(per_move, 10.1) == 400 - 100 - 100 - 45  # 100 ms spent waiting for the worker
+    # an increment: what is left over the moves to go, plus the increment, never past the usable time
+    fischer = MoveClock(left_ms=10_000, seen=0.0, increment_ms=500)
+    assert move_budget(fischer, 0.0, moves_to_go=20) == (10_000 - 100 - 1500) // 20 + 500
+    assert move_budget(fischer, 0.0, moves_to_go=1) == 10_000 - 100 - 1500
+    assert move_budget(MoveClock(left_ms=1000, seen=0.0, increment_ms=5000), 0.0, moves_to_go=5) == 750
+    # a clock that is not running (the opponent's turn) does not run down
+    assert move_budget(MoveClock(left_ms=400, seen=0.0, running=False, per_move=True), 99.0) == 240
+    # no clock: nothing limits the search (the strategy keeps its own budget)
+    assert move_budget(None, 5.0) is None
+    # nearly flagged, or past it: the least budget, a quick look
+    assert move_budget(MoveClock(left_ms=150, seen=0.0, per_move=True), 0.05) == MIN_BUDGET_MS
+    assert move_budget(MoveClock(left_ms=150, seen=0.0, per_move=True), 9.0) == MIN_BUDGET_MS
+
+
+def test_move_budget_leaves_the_other_timed_games_their_share() -> None:
+    other = MoveClock(left_ms=400, seen=0.0, running=False, per_move=True)
+    mine = MoveClock(left_ms=400, seen=0.0, per_move=True)
+    # one other timed game that may need the worker meanwhile: half its usable time at most
+    assert move_budget(mine, 0.0, others=[other]) == 120
+    # two more moves queued behind this one: a quarter each
+    assert move_budget(mine, 0.0, others=[other], waiting=2) == 60
+    # an untimed game still may not hold the worker past what the timed ones can spare
+    assert move_budget(None, 0.0, others=[other]) == 120
+    # a roomy other clock does not cut this move's budget
+    roomy = MoveClock(left_ms=60_000, seen=0.0, running=False, per_move=True)
+    assert move_budget(mine, 0.0, others=[roomy]) == 240
+
+
+def test_moves_to_go_counts_what_is_left_of_the_game() -> None:
+    assert moves_to_go(State.start("classic")) == 5
+    assert moves_to_go(State.replay("classic", [4, 0, 8, 2, 6, 3])) == 2
+    assert moves_to_go(State.start("tactic-toe")) == 20  # marks vanish: planned over 20
+    assert moves_to_go(State.replay("tactic-toe", [4, 0, 8], ply_cap=9)) == 3
+    assert moves_to_go(State.start("15x15k5")) == 20
+
+
+def tactic_toe_game(core: BotCore, tc: object, room: str = "r1", cid: str = "c1") -> None:
+    """Seat ``core`` as O in a tactic-toe game under ``tc``."""
+    core.receive(challenge(cid, variant="tactic-toe", tc=tc))
+    snap = snapshot(room, variant="tactic-toe")
+    snap.room.time_control = tc  # type: ignore[assignment]
+    core.receive(m.Joined(room=room, role="o", snapshot=snap, ref=f"acc-{cid}"))
+    core.receive(started(room=room).model_copy(update={"variant": "tactic-toe"}))
+
+
+def test_a_turn_is_planned_with_the_budget_its_clock_allows() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    tactic_toe_game(core, m.PerMove(move_ms=400))
+    running = m.Clocks(x_ms=400, o_ms=400, running="o")
+    assert core.receive(moved(1, 4, "x").model_copy(update={"clocks": running}), now=5.0) == [Think("r1", 1)]
+    assert core.due("r1") == pytest.approx(5.4)
+    # planned 50 ms after the move came in (it waited for the worker)
+    job = core.plan("r1", 1, now=5.05)
+    assert isinstance(job, Search) and job.budget_ms == 400 - 50 - 100 - 53
+    move = core.record(job, run_search(core.strategy, job), now=5.2)
+    assert move == m.Move(room="r1", cell=0)
+    # moved: the per-move clock is full again, and stopped
+    assert core.games["r1"].clock == MoveClock(400.0, 5.2, running=False, per_move=True)
+    assert core.due("r1") == float("inf")
+
+
+def test_untimed_turns_keep_the_strategys_budget_and_queue_last() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    core.receive(challenge("c1"))
+    core.receive(m.Joined(room="r1", role="o", snapshot=snapshot(), ref="acc-c1"))
+    core.receive(started())
+    core.receive(moved(1, 4, "x"), now=1.0)
+    job = core.plan("r1", 1, now=2.0)
+    assert isinstance(job, Search) and job.budget_ms is None
+    assert core.due("r1") == float("inf")
+
+
+def test_a_timed_game_limits_the_search_of_another() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    tactic_toe_game(core, m.PerMove(move_ms=400), "r1", "c1")
+    tactic_toe_game(core, m.PerMove(move_ms=400), "r2", "c2")
+    for room in ("r1", "r2"):
+        core.receive(
+            moved(1, 4, "x", room=room).model_copy(
+                update={"clocks": m.Clocks(x_ms=400, o_ms=400, running="o")}
+            ),
+            now=0.0,
+        )
+    job = core.plan("r1", 1, now=0.0, waiting=1)  # r2 waits for the worker too
+    assert isinstance(job, Search) and job.budget_ms == 240 // 3
+    core.record(job, 0, now=0.08)
+    later = core.plan("r2", 1, now=0.08)  # r1 has moved: its full clock is back, half of it spared
+    assert isinstance(later, Search) and later.budget_ms == 120
+
+
+class Budgeted:
+    """Records the ``think_ms`` it sees at each call, like minimax reads its budget."""
+
+    def __init__(self, think_ms: int) -> None:
+        self.think_ms = think_ms
+        self.name = "budgeted"
+        self.seen: list[int] = []
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        self.seen.append(self.think_ms)
+        return state.legal_moves()[0]
+
+
+def test_the_budget_reaches_the_strategy_for_that_call_only() -> None:
+    state = State.start("tactic-toe")
+    inner = Budgeted(1000)
+    for wrapped in (
+        inner,
+        Noisy(inner, 0.0),
+        NoisyStrategy(inner, 0.0),
+        Noisy(NoisyStrategy(inner, 0.0), 0.0),
+    ):
+        for budget in (240, None, 5000):
+            run_search(wrapped, Search("r1", "g1", 0, state, random.Random(1), budget))
+    # the clock's budget when it is smaller; the strategy's own otherwise
+    assert inner.seen == [240, 1000, 1000] * 4 and inner.think_ms == 1000
+    assert run_search(FirstLegal(), Search("r1", "g1", 0, state, random.Random(1), 240)) == 0  # takes none
+
+
+def test_policy_declines_clocks_it_cannot_meet() -> None:
+    policy = Policy()
+
+    def refusal(tc: object, variant: str = "tactic-toe") -> str | None:
+        return policy.refusal(challenge(variant=variant, tc=tc), busy=0)
+
+    assert refusal(m.PerMove(move_ms=400)) is None
+    assert refusal(m.NoClock()) is None
+    assert refusal(m.PerMove(move_ms=150)) == "too fast for me: I need at least 177 ms a move"
+    assert refusal(m.PerMove(move_ms=177)) is None
+    # a Fischer clock: the base over the moves to go, plus the increment
+    assert refusal(m.Increment(base_ms=60_000, increment_ms=0)) is None
+    declined = refusal(m.Increment(base_ms=1000, increment_ms=0))
+    assert declined is not None and declined.startswith("too fast for me") and "50 ms a move" in declined
+    assert refusal(m.Increment(base_ms=1000, increment_ms=0), variant="classic") is None  # 5 moves at most
+    assert refusal(m.Increment(base_ms=1000, increment_ms=200)) is None
+    # a think time is a promise: the clock must allow it
+    slow = Policy(think_ms=500)
+    assert slow.refusal(challenge(tc=m.PerMove(move_ms=700)), 0) == (
+        "too fast for me: I need at least 706 ms a move"
+    )
+    assert slow.refusal(challenge(tc=m.PerMove(move_ms=706)), 0) is None
+
+
+def test_the_think_time_pads_a_move_but_never_past_the_clock() -> None:
+    core = BotCore("bot", FirstLegal(), Policy(think_ms=200))
+    tactic_toe_game(core, m.Increment(base_ms=60_000), "r1", "c1")
+    tactic_toe_game(core, m.Increment(base_ms=60_000), "r2", "c2")
+    for room, left in (("r1", 50_000), ("r2", 300)):  # r2 is nearly out of time
+        clocks = m.Clocks(x_ms=50_000, o_ms=left, running="o")
+        core.receive(moved(1, 4, "x", room=room).model_copy(update={"clocks": clocks}), now=0.0)
+    assert core.pause_ms("r1", began=0.0, now=0.05) == pytest.approx(150)  # 200 ms in all
+    assert core.pause_ms("r1", began=0.0, now=0.25) == 0.0
+    assert core.pause_ms("r2", began=0.0, now=0.05) == pytest.approx(250 - 100 - 37.5)  # the clock first
+    assert core.pause_ms("r2", began=0.0, now=0.3) == 0.0

@@ -1,8 +1,10 @@
-"""`ttt bot` as a real process against a real server: policy, play, token file, reconnect, SIGTERM."""
+"""`ttt bot` as a real process against a real server: policy, play, token file, reconnect, SIGTERM,
+a short clock in several games at once."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import signal
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bots.strategies.base import bare
 from protocol import messages as m
 from protocol.client import ArenaClient, RemoteError, connect
 from protocol.rules import Mark, State
@@ -193,3 +196,54 @@ async def test_house_bots_start_beside_the_server_and_stop_cleanly(
         await alice.close()
         await house.stop()
     assert all(p.returncode == 0 for p in house.processes.values())
+
+
+async def test_minimax_bot_keeps_a_short_clock_in_two_games_at_once(server: ArenaServer) -> None:
+    """One search at a time, off the event loop, within each game's clock: at 400 ms a
+    move, two tactic-toe games at once, no flag falls. The bot is O against perfect
+    play from the centre (a draw), where minimax searches up to its whole 1 s budget."""
+    from bots.solver import solve
+
+    table = solve("tactic-toe", use_cache=False)  # X's perfect play: built here, nothing written
+    bot = await start_bot(server.url, "--strategy", "minimax", "--name", "deep")  # its default budget
+    clock = m.PerMove(move_ms=400)
+    moves: list[tuple[float, str]] = []  # (when the test saw it, room) for each of the bot's moves
+    loop = asyncio.get_running_loop()
+
+    async def play_x(client: ArenaClient, room: str, rng: random.Random) -> m.GameEnded:
+        state = State.start("tactic-toe", ply_cap=24)
+        await client.send(m.Move(room=room, cell=4))
+        while True:
+            event = await client.next_event(20)
+            if isinstance(event, m.Moved) and event.room == room and event.ply == state.ply + 1:
+                state = state.play(event.cell)
+                if event.mark == "o":
+                    moves.append((loop.time(), room))
+                    if not state.is_over:
+                        cell = rng.choice(table.best_moves(bare(state)))
+                        await client.send(m.Move(room=room, cell=cell))
+            elif isinstance(event, m.GameEnded) and event.room == room:
+                return event
+
+    clients = [await connect(server.url, name) for name in ("alice6", "bob6")]
+    try:
+        rooms = []
+        for client in clients:  # both accepted first, then both played at once
+            await challenge_when_online(
+                client, "deep", variant="tactic-toe", colour="x", time_control=clock, ply_cap=24
+            )
+            rooms.append((await client.expect(m.ChallengeAccepted, 10)).room)
+        ended = await asyncio.gather(
+            *(play_x(c, r, random.Random(i)) for i, (c, r) in enumerate(zip(clients, rooms, strict=True)))
+        )
+    finally:
+        for client in clients:
+            await client.close()
+        bot.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.wait(), 20) == 0
+    for game in ended:  # whole games, ended by the rules: no flag fell
+        assert game.outcome.reason in ("line", "repetition", "ply_cap"), game.outcome
+    assert len(moves) >= 10
+    order = [room for _, room in sorted(moves)]
+    switches = sum(a != b for a, b in itertools.pairwise(order))
+    assert switches >= 3, order  # the moves in the two rooms interleave

@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--strategy", required=True, help="the strategy's name (rule, minimax, table, ...)")
     p.add_argument("--name", help="the player name (default: STRATEGY-bot)")
     p.add_argument("--noise", type=float, default=0.0, help="chance of a random move instead (0..1)")
-    p.add_argument("--think-ms", type=int, default=0, help="pause this long before each move")
+    p.add_argument(
+        "--think-ms", type=int, default=0, help="take at least this long over each move (within the clock)"
+    )
     p.add_argument("--variants", help="comma-separated variants it accepts (default: any)")
     p.add_argument("--max-games", type=int, default=16, help="games at once, at most (default 16)")
     p.add_argument(
@@ -63,7 +65,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--beta", type=float, default=0.05)
     p.add_argument("--max-games", type=int, default=10_000, help="cap of an SPRT match")
     p.add_argument("--noise", type=float, default=0.0, help="every bot: chance of a random move")
-    p.add_argument("--think-ms", type=int, default=0, help="every bot: pause before each move")
+    p.add_argument("--think-ms", type=int, default=0, help="every bot: least time over each move")
     p.add_argument("--quiet", action="store_true", help="no live display, just the final standings")
     p.add_argument(
         "--mqtt", help="publish the standings after each game to ttt/v1/tournaments/ID/standings (retained)"
