@@ -4,7 +4,9 @@
 drives the bot, control commands) and returns what to do: messages to send,
 games whose turn it is, reports for the runner. The async shell `run_bot`
 connects through `protocol.client`, runs the strategy, reconnects with backoff
-after a drop and exits cleanly on SIGINT or SIGTERM.
+after a drop and exits cleanly on SIGINT or SIGTERM. It paces what it sends to
+stay within the server's rate limit (`Pacer`), and sends again, later, a request
+the server still refuses as ``rate_limited``.
 
 The strategy never runs on the event loop: every search goes to one worker
 thread (strategies keep state, so one search at a time), most urgent clock
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -57,6 +60,7 @@ __all__ = [
     "BotConfig",
     "BotCore",
     "BotGame",
+    "Pacer",
     "Policy",
     "Report",
     "Search",
@@ -81,6 +85,27 @@ class Backoff:
 
     def reset(self) -> None:
         self.attempt = 0
+
+
+class Pacer:
+    """Keeps a bot's sending within the server's rate limit (`Welcome.limits`): a token
+    bucket a little slower and smaller than the server's, so what the bot sends is not
+    refused as ``rate_limited`` (which it would send again, later)."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate = max(0.1, rate * 0.9)
+        self.burst = max(1.0, burst / 2)
+        self.tokens = self.burst
+        self.refilled = now
+
+    def wait(self, now: float) -> float:
+        """Take one message's token at ``now``; 0, or seconds to wait first (then ask again)."""
+        self.tokens = min(self.burst, self.tokens + (now - self.refilled) * self.rate)
+        self.refilled = now
+        if self.tokens >= 1.0 - 1e-9:  # a hair short after waiting exactly: rounding, not a wait
+            self.tokens = max(0.0, self.tokens - 1.0)
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +164,42 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                 return
             await inbox.put(("message", event, loop.time()))
 
+    #: Requests sent and not answered yet, by ref: one the server refuses as ``rate_limited``
+    #: (a busy bot on a server with the default limits) is sent again after ``retry_after``.
+    unanswered: dict[str, m.ClientMessage] = {}
+
+    refs = itertools.count(1)
+
+    pacer: Pacer | None = None  # made from the first welcome's limits
+
     async def send(message: m.ClientMessage) -> None:
-        with contextlib.suppress(ConnectionLost):
+        nonlocal pacer
+        if message.ref is None:
+            message = message.model_copy(update={"ref": f"b{next(refs)}"})
+        assert message.ref is not None
+        welcome = client.session.welcome
+        if pacer is None and welcome is not None:
+            pacer = Pacer(welcome.limits.rate_per_s, welcome.limits.burst, loop.time())
+        while pacer is not None and (delay := pacer.wait(loop.time())) > 0:
+            await asyncio.sleep(delay)
+        unanswered[message.ref] = message  # before sending: the reply may come at once
+        try:
             await client.send(message)
+        except ConnectionLost:
+            unanswered.pop(message.ref, None)
+
+    async def send_later(message: m.ClientMessage, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await send(message)
+
+    def retried(event: m.ServerMessage) -> bool:
+        """Whether ``event`` answers a request of this bot that is being sent again."""
+        ref = getattr(event, "ref", None)
+        request = unanswered.pop(ref, None) if ref is not None else None
+        if request is None or not isinstance(event, m.Error) or event.code != "rate_limited":
+            return False
+        spawn(send_later(request, event.retry_after or 0.05))
+        return True
 
     async def searcher() -> None:
         """The worker's dispatcher: the most urgent turn first, one search at a time."""
@@ -207,6 +265,7 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                         resumed = await client.request(m.Resume(rooms=dict.fromkeys(welcome.rooms, 0)))
                         await perform(core.receive(resumed, loop.time()))
                 else:
+                    unanswered.clear()  # the replies to those went with the old connection
                     resumed = await client.reconnect()
                     await perform(core.receive(resumed, loop.time()))
                 _write_token(config.token_file, client.token)
@@ -244,7 +303,8 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                 break
             kind, item, now = getter.result()
             if kind == "message":
-                await perform(core.receive(item, now), now)
+                if not retried(item):
+                    await perform(core.receive(item, now), now)
             elif kind == "command":
                 await perform(core.command(item))
             elif kind == "eof":

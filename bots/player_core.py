@@ -279,6 +279,9 @@ class BotCore:
         return handler(message) if handler is not None else []
 
     def _on_challenge_received(self, msg: m.ChallengeReceived) -> list[Action]:
+        """Take or decline a challenge. One a director arranged (``msg.opponent`` set: a
+        tournament run against connected bots) is judged by the policy like any other;
+        the `Joined` reply to the acceptance names the seat."""
         challenger = msg.challenger.name
         managed = challenger in self.entrants  # the runner schedules these: no policy applies
         reason = (
@@ -293,6 +296,13 @@ class BotCore:
                 return []
             return self._accept(msg, expected.popleft())
         return self._accept(msg, None)
+
+    def _on_challenge_cancelled(self, msg: m.ChallengeCancelled) -> list[Action]:
+        """A challenge withdrawn before this bot answered it: forget it if it was parked."""
+        for queue in self._parked.values():
+            for parked in [p for p in queue if p.challenge == msg.challenge]:
+                queue.remove(parked)
+        return []
 
     def _accept(self, msg: m.ChallengeReceived, assignment: Assignment | None) -> list[Action]:
         noise = self.policy.noise(msg.level)

@@ -177,6 +177,9 @@ class ArenaApp(App[None]):
             self.notify(
                 printable(f"{event.by} declined your challenge{why}"), severity="warning", markup=False
             )
+        elif isinstance(event, m.ChallengeCancelled):
+            why = f": {event.reason}" if event.reason else ""
+            self.notify(printable(f"a challenge to you was withdrawn{why}"), severity="warning", markup=False)
         elif isinstance(event, m.ChallengeSent):
             self.notify("challenge sent; waiting for an answer")
         elif isinstance(event, m.Snapshot) and event.room not in self.rooms:

@@ -244,8 +244,12 @@ class ChallengeOffer(ModalScreen[bool]):
         o = self.offer
         colour = {"x": "they play X", "o": "they play O", "random": "colours drawn at random"}[o.colour]
         clock = describe_clock(o.time_control)
+        headline = f"{o.challenger.name} ({o.challenger.kind}) challenges you"
+        if o.opponent is not None and o.seat is not None:  # a game a director arranged
+            headline = f"{o.challenger.name} arranges a game: you against {o.opponent}"
+            colour = f"you play {o.seat.upper()}"
         with Vertical():
-            yield Static(plain(f"{o.challenger.name} ({o.challenger.kind}) challenges you", "bold"))
+            yield Static(plain(headline, "bold"))
             yield Static(plain(f"{o.variant}, {colour}, {clock}, {'rated' if o.rated else 'casual'}"))
             with Horizontal():
                 yield Button("Accept (a)", variant="success", id="accept")

@@ -288,7 +288,9 @@ class GameScreen(ArenaScreen):
 
     def tick(self) -> None:
         """Clocks and grace countdowns move between events."""
-        if self.query(Board) and self.view.clocks is not None or self.view.disconnected or self.view.first_move_until:
+        view = self.view
+        moving = view.clocks is not None or view.disconnected or view.first_move_until
+        if moving and self.query(Board):  # composed: the widgets exist
             self._players(time.monotonic())
 
     def redraw(self) -> None:

@@ -51,7 +51,8 @@ ERROR_CODES: dict[str, str] = {
     "too_many_rooms": "you are in too many rooms at once",
     "no_such_player": "no player online has that name",
     "no_such_challenge": "no pending challenge has that id for you",
-    "self_challenge": "you cannot challenge yourself",
+    "self_challenge": "you cannot challenge yourself (nor arrange a game you play in: challenge instead)",
+    "same_player": "an arranged game needs two different players",
     "bad_level": "the challenged player offers no such level (see its `levels` in the lobby)",
     "malformed_move": "the move is not a cell number",
     "cell_out_of_range": "the cell number is outside the board",
@@ -361,8 +362,34 @@ class Challenge(Model):
     ref: Ref | None = None
 
 
+class ArrangeGame(Model):
+    """Arrange a game between two other players online (a tournament director does this).
+
+    Reply: `GameArranged` with the room, which the director then watches (it is a
+    spectator from the start, so it sees every event of the game). Each player gets
+    `ChallengeReceived` (``challenger``: the director, ``seat``: its own seat,
+    ``opponent``: the other player) and answers as to any challenge; each accepting
+    player gets `Joined` in its seat, and the game starts once both are seated. If
+    either declines, drops or does not take its seat in time, the director gets
+    `ChallengeDeclined` (with ``room`` and ``cause``) for it, then `RoomClosed`; the
+    other player is told (`ChallengeCancelled`, or `RoomClosed` if it had sat down).
+    """
+
+    type: Literal["arrange_game"] = "arrange_game"
+    x: Annotated[str, Field(min_length=1, max_length=24)]
+    o: Annotated[str, Field(min_length=1, max_length=24)]
+    variant: VariantName = "classic"
+    time_control: TimeControl = NoClock()
+    rated: bool = False
+    ply_cap: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    #: Moves played before the clocks start.
+    opening: Annotated[list[Cell], Field(max_length=225)] = []
+    ref: Ref | None = None
+
+
 class AcceptChallenge(Model):
-    """Reply: `Joined` in the new room (the challenger gets `ChallengeAccepted`)."""
+    """Reply: `Joined` in the new room (the challenger gets `ChallengeAccepted`); for an
+    arranged game, `Joined` in the arranged room, in the seat the challenge named."""
 
     type: Literal["accept_challenge"] = "accept_challenge"
     challenge: Annotated[str, Field(min_length=1, max_length=32)]
@@ -414,6 +441,7 @@ ClientMessage = Annotated[
     | Leave
     | Rematch
     | Challenge
+    | ArrangeGame
     | AcceptChallenge
     | DeclineChallenge
     | Move
@@ -515,9 +543,22 @@ class ChallengeSent(Model):
     ref: Ref | None = None
 
 
+class GameArranged(Model):
+    """Reply to `ArrangeGame`: the room the game will be played in (the director watches it)."""
+
+    type: Literal["game_arranged"] = "game_arranged"
+    room: RoomId
+    x: str
+    o: str
+    ref: Ref | None = None
+
+
 class ChallengeReceived(Model):
     """Pushed to the challenged player; answer with `AcceptChallenge` or `DeclineChallenge`.
-    ``colour`` is the challenger's."""
+
+    ``colour`` is the colour of the player you would face: the challenger's, or in a
+    game a director arranged (``opponent`` set), the other player's. ``seat`` is yours
+    (None: drawn at random when you accept)."""
 
     type: Literal["challenge_received"] = "challenge_received"
     challenge: str
@@ -530,6 +571,10 @@ class ChallengeReceived(Model):
     opening: list[int] = []
     #: The level of play asked for (one of the levels this player offers), if any.
     level: str | None = None
+    #: The seat you take if you accept (None: drawn at random).
+    seat: MarkName | None = None
+    #: In a game a director arranged: the player you would face (None: the challenger).
+    opponent: str | None = None
 
 
 class ChallengeAccepted(Model):
@@ -543,9 +588,24 @@ class ChallengeAccepted(Model):
 
 
 class ChallengeDeclined(Model):
+    """Pushed to the challenger: ``by`` will not play. For an arranged game (``room`` set),
+    ``cause`` says how: it ``declined`` (with ``reason``), went offline (``gone``) or
+    did not take its seat in time (``no_answer``); the room is closed next."""
+
     type: Literal["challenge_declined"] = "challenge_declined"
     challenge: str
     by: str
+    reason: str = ""
+    room: RoomId | None = None
+    cause: Literal["declined", "gone", "no_answer"] = "declined"
+
+
+class ChallengeCancelled(Model):
+    """Pushed to a challenged player: the challenge no longer stands (the challenger went
+    offline, or the arranged game was called off). Answering it now gets ``no_such_challenge``."""
+
+    type: Literal["challenge_cancelled"] = "challenge_cancelled"
+    challenge: str
     reason: str = ""
 
 
@@ -691,9 +751,11 @@ ServerMessage = Annotated[
     | LobbyUpdate
     | Leaderboard
     | ChallengeSent
+    | GameArranged
     | ChallengeReceived
     | ChallengeAccepted
     | ChallengeDeclined
+    | ChallengeCancelled
     | Redirect
     | Goodbye
     | SeatsChanged

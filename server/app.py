@@ -29,6 +29,8 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol import __version__
 from protocol import messages as m
+from server.arrange import ArrangedChallenge, player_gone
+from server.arrange import tick as arrangement_tick
 from server.bus import EventBus, FeedEvent
 from server.config import ServerConfig
 from server.ops import SeqSaved, StoreOp
@@ -114,6 +116,8 @@ class ArenaServer:
         self.conns: set[Conn] = set()
         self.per_ip: Counter[str] = Counter()
         self.challenges: dict[str, Any] = {}
+        #: Arranged games waiting for their players, by room id (`server.arrange`).
+        self.arrangements: dict[str, Any] = {}
         self.remote_rooms: dict[str, RemoteRoom] = {}
         self.remote_nodes: dict[str, str] = {}
         self.feed: Any = None
@@ -234,20 +238,31 @@ class ArenaServer:
             self._gone(conn)
 
     def _gone(self, conn: Conn) -> None:
-        """A connection ended: its player's rooms hold the seats for the grace period."""
+        """A connection ended: its player's rooms hold the seats for the grace period; its
+        challenges are withdrawn and the arranged games it directs or plays in are called off."""
         player = conn.player
         if player is None or self.online.get(player.id) is not conn:
             return
         del self.online[player.id]
         self._lobby_players.add(player.id)
         self._schedule_lobby()
-        for cid in [cid for cid, ch in self.challenges.items() if player.id in (ch.challenger, ch.opponent)]:
-            del self.challenges[cid]
+        withdrawn = m.ChallengeCancelled(challenge="", reason=f"{player.name} went offline")
+        for cid, ch in list(self.challenges.items()):
+            if player.id in (ch.challenger, ch.opponent):
+                del self.challenges[cid]
+                opponent = self.online.get(ch.opponent)
+                if (
+                    ch.challenger == player.id
+                    and opponent is not None
+                    and not isinstance(ch, ArrangedChallenge)
+                ):
+                    opponent.send(m.encode(withdrawn.model_copy(update={"challenge": cid})))
         if self.stopping:
             return
+        player_gone(self, player.id)  # arranged games it directs or plays in are called off
         now = self.now()
         for room in list(self.rooms.values()):
-            if room.has(player.id):
+            if room.has(player.id) and not room.closed:
                 self.commit(room, room.drop(player.id, now))
 
     def close_conn(self, conn: Conn, code: int, reason: str) -> None:
@@ -421,9 +436,13 @@ class ArenaServer:
     def _schedule_room(self, room: Room) -> None:
         due = room.next_deadline()
         if due is not None:
-            if not self._timers or due < self._timers[0][0]:
-                self._wake.set()
-            heapq.heappush(self._timers, (due, room.id))
+            self.wake_at(due, room.id)
+
+    def wake_at(self, due: float, room_id: str) -> None:
+        """Look at ``room_id`` (its room and its arrangement) again at ``due``."""
+        if not self._timers or due < self._timers[0][0]:
+            self._wake.set()
+        heapq.heappush(self._timers, (due, room_id))
 
     async def _run_timers(self) -> None:
         while True:
@@ -435,6 +454,8 @@ class ArenaServer:
                     changes = room.tick(now)
                     if changes.events or changes.ops:
                         self.commit(room, changes)
+                if rid in self.arrangements:
+                    arrangement_tick(self, rid, now)
             self._wake.clear()
             timeout = self._timers[0][0] - now if self._timers else None
             with contextlib.suppress(TimeoutError):

@@ -17,6 +17,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--uvloop", action="store_true", help="run on uvloop (pip install 'ttt-arena[fast]')")
     p.add_argument("--grace", type=float, default=30.0, help="seconds a dropped player has to come back")
     p.add_argument("--first-move", type=float, default=30.0, help="seconds before a game with no move aborts")
+    p.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=30.0,
+        help="seconds the players of an arranged game have to sit",
+    )
     p.add_argument("--max-frame", type=int, default=4096, help="largest frame accepted, in bytes")
     p.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
     p.add_argument("--burst", type=int, default=40, help="messages allowed in a burst")
@@ -60,6 +66,7 @@ def _serve(args: argparse.Namespace) -> int:
         db=args.db,
         grace=args.grace,
         first_move=args.first_move,
+        answer_timeout=args.answer_timeout,
         max_frame=args.max_frame,
         rate=args.rate,
         burst=args.burst,

@@ -20,6 +20,8 @@ class ServerConfig:
     grace: float = 30.0
     #: Seconds X has for the first move before the game is aborted.
     first_move: float = 30.0
+    #: Seconds the players of an arranged game (`ArrangeGame`) have to take their seats.
+    answer_timeout: float = 30.0
     max_frame: int = 4096
     #: Messages per second per connection (token bucket) and the bucket size.
     rate: float = 20.0

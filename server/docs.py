@@ -74,6 +74,14 @@ CLIENT_EXAMPLES: list[BaseModel] = [
         level="easy",
         ref="12",
     ),
+    m.ArrangeGame(
+        x="minimax",
+        o="table",
+        variant="classic",
+        time_control=m.PerMove(move_ms=5_000),
+        opening=[4],
+        ref="18",
+    ),
     m.AcceptChallenge(challenge="c0a1b2c3d4", ref="13"),
     m.DeclineChallenge(challenge="c0a1b2c3d4", reason="busy", ref="14"),
     m.Move(room="3f9c0a1b", cell=4, ref="15"),
@@ -108,6 +116,7 @@ SERVER_EXAMPLES: list[BaseModel] = [
         ref="5",
     ),
     m.ChallengeSent(challenge="c0a1b2c3d4", ref="12"),
+    m.GameArranged(room="5d6e7f80", x="minimax", o="table", ref="18"),
     m.ChallengeReceived(
         challenge="c0a1b2c3d4",
         challenger=_PLAYER,
@@ -116,9 +125,28 @@ SERVER_EXAMPLES: list[BaseModel] = [
         time_control=m.PerMove(move_ms=5_000),
         rated=True,
         level="easy",
+        seat="o",
+    ),
+    m.ChallengeReceived(
+        challenge="c5e6f7a8b9",
+        challenger=m.PlayerInfo(id="p0d1e2f3a4b5", name="td-1f2e", kind="bot"),
+        variant="classic",
+        colour="x",
+        time_control=m.PerMove(move_ms=5_000),
+        rated=False,
+        opening=[4],
+        seat="o",
+        opponent="minimax",
     ),
     m.ChallengeAccepted(challenge="c0a1b2c3d4", room="3f9c0a1b", role="x", snapshot=_SNAPSHOT),
     m.ChallengeDeclined(challenge="c0a1b2c3d4", by="minimax", reason="busy"),
+    m.ChallengeDeclined(
+        challenge="c5e6f7a8b9", by="table", reason="I play tactic-toe, not classic", room="5d6e7f80"
+    ),
+    m.ChallengeDeclined(
+        challenge="c5e6f7a8b9", by="table", reason="went offline", room="5d6e7f80", cause="gone"
+    ),
+    m.ChallengeCancelled(challenge="c5e6f7a8b9", reason="table declined"),
     m.Redirect(url="ws://10.0.0.2:8765", room="b-5e6f7a8b", ref="8"),
     m.Goodbye(reason="server shutting down", close_code=1001),
     m.SeatsChanged(room="3f9c0a1b", seq=2, seats=m.Seats(x="alice", o="bob"), spectators=0),

@@ -21,6 +21,7 @@ from protocol import messages as m
 from protocol.errors import ArenaError
 from protocol.rules import IllegalMove, Mark, State, Variant, find_variant
 from server.app import ArenaServer, Conn, Player
+from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.clock import MARK_NAMES
 from server.feed.shared import find_player
 from server.feed.spectate import spectate_remote, stop_watching
@@ -136,7 +137,7 @@ class _Redirect(ArenaError):
 
 
 def _check_room_count(server: ArenaServer, player: Player) -> None:
-    count = sum(1 for r in server.rooms.values() if r.has(player.id))
+    count = sum(1 for r in server.rooms.values() if r.has(player.id) and not r.closed)
     if count >= server.config.max_rooms:
         raise Refused("too_many_rooms", f"you are in {count} rooms already")
 
@@ -154,7 +155,9 @@ def _settings(name: str, ply_cap: int | None, opening: list[int]) -> Variant:
     return variant
 
 
-def _new_room(server: ArenaServer, variant: Variant, req: m.CreateRoom | m.Challenge, private: bool) -> Room:
+def _new_room(
+    server: ArenaServer, variant: Variant, req: m.CreateRoom | m.Challenge | m.ArrangeGame, private: bool
+) -> Room:
     room = Room(
         server.new_room_id(),
         variant,
@@ -240,7 +243,7 @@ def on_hello(server: ArenaServer, conn: Conn, msg: m.Hello) -> None:
             grace_ms=int(cfg.grace * 1000),
             max_rooms=cfg.max_rooms,
         ),
-        rooms=[r.id for r in server.rooms.values() if r.seat_of(player.id) is not None],
+        rooms=[r.id for r in server.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
         ref=msg.ref,
     )
     server.commit(None, Changes(), then=_reply(conn, welcome), ops=ops)
@@ -402,23 +405,106 @@ def on_challenge(server: ArenaServer, conn: Conn, msg: m.Challenge) -> None:
                 ply_cap=msg.ply_cap,
                 opening=list(msg.opening),
                 level=msg.level,
+                seat=None if msg.colour == "random" else MARK_NAMES[_mark(msg.colour).other],
             )
         )
     )
     conn.send(m.encode(m.ChallengeSent(challenge=cid, ref=msg.ref)))
 
 
-def _take_challenge(server: ArenaServer, me: Player, cid: str) -> PendingChallenge:
-    pending: PendingChallenge | None = server.challenges.get(cid)
+def on_arrange_game(server: ArenaServer, conn: Conn, msg: m.ArrangeGame) -> None:
+    """Open a room for ``msg.x`` against ``msg.o``, watched by the director, and invite both."""
+    me = _me(conn)
+    players: list[Player] = []
+    for name in (msg.x, msg.o):
+        player = server.by_name.get(name.casefold())
+        if player is None or player.id not in server.online:
+            raise Refused("no_such_player", f"no player named {name!r} is online")
+        players.append(player)
+    x, o = players
+    if x.id == o.id:
+        raise Refused("same_player", f"{x.name} cannot play both seats")
+    if me.id in (x.id, o.id):
+        raise Refused("self_challenge", "you cannot arrange a game you play in; challenge the other player")
+    variant = _settings(msg.variant, msg.ply_cap, msg.opening)
+    _check_room_count(server, me)
+    room = _new_room(server, variant, msg, private=False)
+    room.reserve(x.id, o.id)
+    changes = Changes(ops=[room.saved()]) + room.watch(me.id, me.name)
+    cids = ("c" + secrets.token_hex(5), "c" + secrets.token_hex(5))
+    arr = Arrangement(room.id, me.id, (x.id, o.id), cids, server.now() + server.config.answer_timeout)
+    server.arrangements[room.id] = arr
+    for mark, player in zip((Mark.X, Mark.O), players, strict=True):
+        server.challenges[cids[mark]] = ArrangedChallenge(cids[mark], me.id, player.id, room.id, mark)
+    server.wake_at(arr.due, room.id)
+    arranged = m.GameArranged(room=room.id, x=x.name, o=o.name, ref=msg.ref)
+
+    def invite() -> None:
+        conn.send(m.encode(arranged))
+        if server.arrangements.get(room.id) is not arr:
+            return  # called off already (a player went offline meanwhile)
+        arr.invited = True
+        for mark, player in zip((Mark.X, Mark.O), players, strict=True):
+            other = players[1 - mark]
+            received = m.ChallengeReceived(
+                challenge=cids[mark],
+                challenger=server.player_info(me.id),
+                variant=variant.name,
+                colour=MARK_NAMES[mark.other],
+                time_control=msg.time_control,
+                rated=msg.rated,
+                ply_cap=msg.ply_cap,
+                opening=list(msg.opening),
+                seat=MARK_NAMES[mark],
+                opponent=other.name,
+            )
+            target = server.online.get(player.id)
+            if target is not None:
+                target.send(m.encode(received))
+
+    server.commit(room, changes, then=invite)
+
+
+def _take_challenge(server: ArenaServer, me: Player, cid: str) -> PendingChallenge | ArrangedChallenge:
+    pending: PendingChallenge | ArrangedChallenge | None = server.challenges.get(cid)
     if pending is None or pending.opponent != me.id:
         raise Refused("no_such_challenge", f"no pending challenge {cid!r} for you")
     del server.challenges[cid]
     return pending
 
 
+def _accept_arranged(
+    server: ArenaServer, conn: Conn, me: Player, pending: ArrangedChallenge, ref: str | None
+) -> None:
+    """Sit ``me`` in the arranged room; the second to sit starts the game."""
+    arr: Arrangement | None = server.arrangements.get(pending.room)
+    if arr is None:  # pragma: no cover - calling off withdraws the challenges with it
+        raise Refused("no_such_challenge", "that arranged game was called off")
+    arr.answered.add(pending.seat)
+    room = server.rooms.get(pending.room)
+    if room is None or room.closed:
+        call_off(server, arr, [], "the room closed")
+        raise Refused("no_such_challenge", "that arranged game was called off: its room closed")
+    try:
+        if not room.has(me.id):
+            _check_room_count(server, me)
+        changes = room.sit(me.id, me.name, pending.seat, server.now())
+    except Refused as exc:
+        call_off(
+            server, arr, [(pending.seat, "declined", exc.message)], f"{me.name} could not sit: {exc.code}"
+        )
+        raise
+    if room.playing:
+        del server.arrangements[room.id]  # both seated: an ordinary game from here on
+    server.commit(room, changes, then=_reply(conn, _joined(server, room, me, ref)))
+
+
 def on_accept_challenge(server: ArenaServer, conn: Conn, msg: m.AcceptChallenge) -> None:
     me = _me(conn)
     pending = _take_challenge(server, me, msg.challenge)
+    if isinstance(pending, ArrangedChallenge):
+        _accept_arranged(server, conn, me, pending, msg.ref)
+        return
     challenger_conn = server.online.get(pending.challenger)
     if challenger_conn is None:
         raise Refused("no_such_challenge", "the challenger has gone")
@@ -446,6 +532,13 @@ def on_accept_challenge(server: ArenaServer, conn: Conn, msg: m.AcceptChallenge)
 def on_decline_challenge(server: ArenaServer, conn: Conn, msg: m.DeclineChallenge) -> None:
     me = _me(conn)
     pending = _take_challenge(server, me, msg.challenge)
+    if isinstance(pending, ArrangedChallenge):
+        arr: Arrangement | None = server.arrangements.get(pending.room)
+        if arr is not None:
+            arr.answered.add(pending.seat)
+            call_off(server, arr, [(pending.seat, "declined", msg.reason)], f"{me.name} declined")
+        conn.send(m.encode(m.Ok(ref=msg.ref)))
+        return
     challenger = server.online.get(pending.challenger)
     if challenger is not None:
         challenger.send(m.encode(m.ChallengeDeclined(challenge=pending.id, by=me.name, reason=msg.reason)))
@@ -468,6 +561,7 @@ HANDLERS: dict[str, Handler] = {
     "leave": on_leave,
     "rematch": on_rematch,
     "challenge": on_challenge,
+    "arrange_game": on_arrange_game,
     "accept_challenge": on_accept_challenge,
     "decline_challenge": on_decline_challenge,
     "move": on_move,

@@ -115,6 +115,8 @@ class Room:
         #: Seats whose player dropped, with the time their grace period ends.
         self.away: dict[Mark, float] = {}
         self.rematch: set[Mark] = set()
+        #: Seats kept for the players of an arranged game until it starts (player ids).
+        self.reserved: list[str | None] = [None, None]
         self.closed = False
 
     # --- reading ------------------------------------------------------------------
@@ -248,9 +250,14 @@ class Room:
         if not free:
             raise Refused("room_full", "both seats are taken")
         if seat is None:
-            seat = free[0]
+            open_to = [mk for mk in free if self.reserved[mk] in (None, player)]
+            if not open_to:
+                raise Refused("seat_taken", "the free seat is kept for an arranged game")
+            seat = open_to[0]
         elif self.seats[seat] is not None:
             raise Refused("seat_taken", f"seat {MARK_NAMES[seat]} is taken")
+        elif self.reserved[seat] not in (None, player):
+            raise Refused("seat_taken", f"seat {MARK_NAMES[seat]} is kept for an arranged game")
         self.names[player] = name
         self.admitted.add(player)
         self.spectators.discard(player)
@@ -273,6 +280,28 @@ class Room:
             return Changes()
         self.spectators.add(player)
         return self._seats_changed()
+
+    def reserve(self, x: str, o: str) -> None:
+        """Keep the seats for ``x`` and ``o`` (an arranged game) until its game starts."""
+        self.reserved = [x, o]
+
+    def cancel(self, reason: str) -> Changes:
+        """Call off a room whose first game has not started (an arranged game that will not
+        be played): it closes, and everyone in it (seated or watching) hears `RoomClosed`.
+
+        The members stay listed so the shell announces the closing to them; a closed room
+        takes no more requests.
+        """
+        if self.games:
+            raise Refused("game_in_progress", "the room has had a game; it cannot be called off")
+        if self.closed:
+            return Changes()
+        self.closed = True
+        self.reserved = [None, None]
+        self.away.clear()
+        changes = self._emit(m.RoomClosed(room=self.id, seq=0, reason=reason))
+        changes.ops.append(self.saved())
+        return changes
 
     def leave(self, player: str, now: float) -> Changes:
         """Leave the room; a seated player in a game in progress loses it by resignation."""
@@ -463,6 +492,7 @@ class Room:
         self.game = game
         self.games.append(game.id)
         self.rematch.clear()
+        self.reserved = [None, None]  # an arranged game is under way: the room is an ordinary one
         clocks = clock.snapshot(now)
         changes = self._emit(
             m.GameStarted(

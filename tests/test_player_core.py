@@ -433,3 +433,40 @@ def test_the_think_time_pads_a_move_but_never_past_the_clock() -> None:
     assert core.pause_ms("r1", began=0.0, now=0.25) == 0.0
     assert core.pause_ms("r2", began=0.0, now=0.05) == pytest.approx(250 - 100 - 37.5)  # the clock first
     assert core.pause_ms("r2", began=0.0, now=0.3) == 0.0
+
+
+def arranged(cid: str, seat: str, opponent: str, variant: str = "classic") -> m.ChallengeReceived:
+    offer = challenge(cid, by="td-1", variant=variant, tc=m.PerMove(move_ms=5000))
+    return offer.model_copy(
+        update={"seat": seat, "colour": "o" if seat == "x" else "x", "opponent": opponent}
+    )
+
+
+def test_an_arranged_challenge_is_judged_by_the_policy_and_seats_the_bot() -> None:
+    # a bot in control mode (the process runner's) too: the director is not one of its entrants
+    core = BotCore("bot", FirstLegal(), Policy(variants=frozenset({"classic"})))
+    core.command({"cmd": "entrants", "names": ["bot", "other"]})
+    (decline,) = sends(core.receive(arranged("c1", "x", "alice", variant="tactic-toe")))
+    assert isinstance(decline, m.DeclineChallenge) and "not tactic-toe" in decline.reason
+    (accept,) = sends(core.receive(arranged("c2", "x", "alice")))
+    assert accept == m.AcceptChallenge(challenge="c2", ref="acc-c2")
+    # first to sit: the room waits for the other player; the Joined reply names the seat
+    waiting = snapshot(game=None)
+    assert core.receive(m.Joined(room="r1", role="x", snapshot=waiting, ref="acc-c2")) == []
+    assert core.games["r1"].mark is Mark.X and core.busy == 1
+    assert core.receive(started(x="bot", o="alice")) == [Think("r1", 0)]
+    assert core.decide("r1", 0) == m.Move(room="r1", cell=0)
+    # an arrangement called off before the game: the room closes and the bot forgets it
+    sends(core.receive(arranged("c3", "o", "carol")))
+    core.receive(m.Joined(room="r2", role="o", snapshot=snapshot("r2", game=None), ref="acc-c3"))
+    assert core.games["r2"].mark is Mark.O
+    core.receive(m.RoomClosed(room="r2", seq=3, reason="carol declined"))
+    assert "r2" not in core.games and core.busy == 1
+
+
+def test_a_withdrawn_challenge_is_forgotten() -> None:
+    core = BotCore("B", FirstLegal(), Policy())
+    core.command({"cmd": "entrants", "names": ["A", "B"]})
+    assert core.receive(challenge("c7", by="A")) == []  # parked until the runner expects it
+    core.receive(m.ChallengeCancelled(challenge="c7", reason="A went offline"))
+    assert core.command({"cmd": "expect", "number": 1, "challenger": "A"}) == []  # nothing to accept

@@ -247,3 +247,48 @@ async def test_minimax_bot_keeps_a_short_clock_in_two_games_at_once(server: Aren
     order = [room for _, room in sorted(moves)]
     switches = sum(a != b for a, b in itertools.pairwise(order))
     assert switches >= 3, order  # the moves in the two rooms interleave
+
+
+def test_the_pacer_keeps_within_the_server_limit() -> None:
+    from bots.player import Pacer
+
+    pacer = Pacer(rate=20.0, burst=40, now=0.0)  # sends at most 18 a second, bursts of 20
+    assert [pacer.wait(0.0) for _ in range(20)] == [0.0] * 20
+    wait = pacer.wait(0.0)
+    assert wait == pytest.approx(1 / 18)
+    assert pacer.wait(wait) == 0.0
+    # over any stretch of time it sends less than the server allows
+    pacer, now, sent = Pacer(rate=20.0, burst=40, now=0.0), 0.0, 0
+    while now < 10.0:
+        delay = pacer.wait(now)
+        if delay:
+            now += delay
+        else:
+            sent += 1
+    assert sent <= 40 + 20 * 10
+
+
+async def test_a_busy_bot_on_a_rate_limited_server_loses_no_message(tmp_path: Path) -> None:
+    limited = ArenaServer(ServerConfig(port=0, db=str(tmp_path / "limited.db"), rate=10.0, burst=10))
+    await limited.start()
+    url = f"ws://127.0.0.1:{limited.port}"
+    bot = await start_bot(url, "--strategy", RANDOM, "--name", "busy", "--max-games", "8")
+    people = [await connect(url, f"p{i}", timeout=10) for i in range(4)]
+    try:
+        for person in people:
+            await challenge_when_online(person, "busy", colour="o")
+        rooms = [(await p.expect(m.ChallengeAccepted, timeout=10)).room for p in people]
+        # four games where the bot (X) moves first and each answer comes at once
+        games = [
+            play_out(person, room, Mark.O, "classic", random.Random(i))
+            for i, (person, room) in enumerate(zip(people, rooms, strict=True))
+        ]
+        for over in await asyncio.wait_for(asyncio.gather(*games), 60):
+            assert over.outcome.reason in ("line", "full_board"), over
+        assert limited.metrics.errors["rate_limited"] == 0  # the bot paced itself
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(bot.wait(), 20)
+        for person in people:
+            await person.close()
+        await limited.stop()

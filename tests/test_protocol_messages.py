@@ -32,6 +32,10 @@ def test_strict_types_refuse_strings_for_ints() -> None:
         '{"type":"hello","name":"' + "n" * 25 + '"}',
         '{"type":"hello","name":"ok","kind":"robot"}',
         '{"type":"create_room","time_control":{"kind":"per_move"}}',
+        '{"type":"arrange_game","x":"a"}',
+        '{"type":"arrange_game","x":"a","o":"","variant":"classic"}',
+        '{"type":"arrange_game","x":"a","o":"b","rated":"no"}',
+        '{"type":"arrange_game","x":"a","o":"b","opening":[225]}',
         "[1,2]",
         "not json",
     ],
@@ -61,6 +65,9 @@ def test_every_message_round_trips_through_json() -> None:
     for msg in [
         m.Joined(room="r1", role="x", snapshot=snap, ref="7"),
         m.Error(code="rate_limited", message="slow down", retry_after=0.5),
+        m.GameArranged(room="r1", x="a", o="b", ref="g1"),
+        m.ChallengeDeclined(challenge="c1", by="b", reason="offline", room="r1", cause="gone"),
+        m.ChallengeCancelled(challenge="c1", reason="called off"),
         m.Moved(
             room="r1", seq=4, game="g1", ply=1, cell=4, mark="x", clocks=m.Clocks(x_ms=1, o_ms=2, running="o")
         ),
@@ -69,6 +76,7 @@ def test_every_message_round_trips_through_json() -> None:
     for cmsg in [
         m.CreateRoom(time_control=m.Increment(base_ms=60_000, increment_ms=1000)),
         m.Hello(name="al ice"),
+        m.ArrangeGame(x="a", o="b", time_control=m.PerMove(move_ms=500), opening=[4, 0]),
     ]:
         assert m.parse_client(m.encode(cmsg)) == cmsg
 

@@ -34,6 +34,7 @@ VALID: list[dict[str, Any]] = [
     {"type": "spectate", "room": "abcd1234"},
     {"type": "resume", "rooms": {"abcd1234": 3}},
     {"type": "challenge", "opponent": "side-x", "variant": "classic"},
+    {"type": "arrange_game", "x": "side-x", "o": "side-o", "variant": "classic", "opening": [4]},
     {"type": "get_leaderboard", "variant": "classic", "limit": 5},
     {"type": "rematch", "room": "abcd1234"},
     {"type": "lobby_subscribe"},

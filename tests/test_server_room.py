@@ -104,3 +104,36 @@ def test_spectators_and_strangers_cannot_play_or_rematch() -> None:
     with pytest.raises(Refused) as info:
         r.sit("c", "carol", None, 1.0)
     assert info.value.code == "room_full"
+
+
+def test_reserved_seats_are_kept_until_the_game_starts() -> None:
+    r = Room("r9", find_variant("classic"), UNTIMED, rules=RULES)
+    r.reserve("a", "b")
+    r.watch("d", "director")
+    for seat in (Mark.X, Mark.O, None):
+        with pytest.raises(Refused) as info:
+            r.sit("m", "mallory", seat, 0.0)
+        assert info.value.code == "seat_taken"
+    r.sit("b", "bob", None, 0.0)  # the free seat kept for bob is O
+    assert r.seats == [None, "b"] and r.game is None
+    changes = r.sit("a", "alice", Mark.X, 1.0)
+    assert any(isinstance(e, m.GameStarted) for e in changes.events)
+    assert r.reserved == [None, None]  # an ordinary room from now on
+
+
+def test_an_arranged_room_is_called_off_before_its_game_only() -> None:
+    r = Room("r9", find_variant("classic"), UNTIMED, rules=RULES)
+    r.reserve("a", "b")
+    r.watch("d", "director")
+    r.sit("a", "alice", Mark.X, 0.0)
+    changes = r.cancel("bob declined")
+    (closed,) = changes.events
+    assert isinstance(closed, m.RoomClosed) and closed.reason == "bob declined" and closed.seq == r.seq
+    assert r.closed and changes.ops[-1].closed
+    assert r.members() == {"a", "d"}  # still listed, so the closing reaches them
+    assert r.cancel("again").events == []
+    with pytest.raises(Refused):
+        r.sit("b", "bob", Mark.O, 0.0)
+    with pytest.raises(Refused) as info:
+        room().cancel("too late")
+    assert info.value.code == "game_in_progress"

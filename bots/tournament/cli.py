@@ -53,6 +53,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--games-per-pair", type=int, default=10, help="games per pairing, even (default 10)")
     p.add_argument("--concurrency", type=int, default=8, help="games at once (default 8)")
     p.add_argument("--server", help="use this running server (default: start an embedded one)")
+    p.add_argument(
+        "--connected",
+        action="store_true",
+        help="with --server: --bots names players already online there (e.g. ttt bot processes); "
+        "start no bot process, arrange their games through the server",
+    )
     p.add_argument("--in-process", action="store_true", help="no network: play_match in this process")
     p.add_argument("--openings", type=int, help="start from N distinct balanced positions (solved table)")
     p.add_argument("--opening-moves", help='start positions as move lists, e.g. "4,0 4,1"')
@@ -191,6 +197,28 @@ def parse_entries(text: str) -> dict[str, str]:
     return entries
 
 
+def parse_connected(args: argparse.Namespace) -> dict[str, str]:
+    """``--connected``: the names in ``--bots`` (players online at ``--server``), each once."""
+    from bots.tournament.pairing import TournamentError
+
+    if not args.server:
+        raise TournamentError("--connected needs --server URL (the server the bots are connected to)")
+    if args.in_process or args.noise or args.think_ms:
+        raise TournamentError(
+            "--connected plays the bots as they run: --in-process, --noise and --think-ms do not apply"
+        )
+    names = [n.strip() for n in args.bots.split(",") if n.strip()]
+    for name in names:
+        if "=" in name:
+            raise TournamentError(f"--connected: {name!r}: name players online, not strategies")
+    folded = [n.casefold() for n in names]
+    if len(set(folded)) != len(folded):
+        raise TournamentError("--connected: a player is named twice in --bots")
+    if len(names) < 2:
+        raise TournamentError("--bots needs at least two entries")
+    return dict.fromkeys(names, "connected")
+
+
 def build_config(args: argparse.Namespace, players: tuple[str, ...]) -> TournamentConfig:
     from bots.tournament.director import Format, TournamentConfig
     from bots.tournament.pairing import TournamentError
@@ -257,11 +285,13 @@ def _tournament(args: argparse.Namespace) -> int:
 
     from bots.tournament.report import matchup_lines, standings_table, write_outputs
 
-    entries = parse_entries(args.bots)
+    entries = parse_connected(args) if args.connected else parse_entries(args.bots)
     config = build_config(args, tuple(entries))
     console = Console()
     journal = _Journal(Path(args.out) if args.out else None, resume=args.resume)
-    meta = {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
+    meta: dict[str, Any] = {"seed": args.seed, "entries": entries, "planned": planned_games(config)}
+    if args.connected:
+        meta["server"] = args.server
     feed = None
     if args.mqtt:
         import secrets
@@ -280,6 +310,17 @@ def _tournament(args: argparse.Namespace) -> int:
             director = play_match(
                 config, strategies, seed=args.seed, on_game=display.update, done_records=journal.records
             )
+        elif args.connected:
+            from bots.tournament.connected import ConnectedRunner
+
+            connected = ConnectedRunner(
+                config,
+                args.server,
+                move_ms=args.move_ms or None,
+                on_game=display.update,
+                done_records=journal.records,
+            )
+            director = asyncio.run(connected.run())
         else:
             from bots.tournament.runner import NetworkRunner
 

@@ -1,0 +1,174 @@
+"""Tournaments among bots already connected to a server (`ttt tournament --connected`,
+`ConnectedRunner`): a real ``ttt serve`` and real ``ttt bot`` processes started as ordinary
+bots (no control channel); the runner only arranges their games."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from bots.tournament.connected import ConnectedRunner
+from bots.tournament.director import Director, Format, TournamentConfig
+from bots.tournament.pairing import TournamentError
+from bots.tournament.runner import spawn_bot, start_server
+from bots.tournament.standings import RULES_REASONS, GameRecord
+from protocol import messages as m
+from protocol.client import connect
+from protocol.rules import State
+
+TESTS = Path(__file__).parent
+RANDOM = "tournament_strategies:RandomMover"
+GREEDY = "tournament_strategies:Greedy"
+#: A server for tests: no rate limit, a dropped player loses half a second later.
+SERVER = (
+    "--rate",
+    "10000",
+    "--burst",
+    "10000",
+    "--grace",
+    "0.5",
+    "--answer-timeout",
+    "5",
+    "--sync",
+    "NORMAL",
+)
+
+
+@pytest.fixture(autouse=True)
+def strategies_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bot processes find the test strategies (``tournament_strategies``) on their path."""
+    paths = [str(TESTS), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+
+
+@asynccontextmanager
+async def arena(
+    tmp_path: Path, bots: dict[str, tuple[str, ...]]
+) -> AsyncIterator[tuple[str, dict[str, asyncio.subprocess.Process]]]:
+    """A ``ttt serve`` and one ``ttt bot`` per entry (name -> strategy and flags), all online."""
+    server, url = await start_server(str(tmp_path / "arena.db"), *SERVER)
+    processes: dict[str, asyncio.subprocess.Process] = {}
+    try:
+        for name, (strategy, *extra) in bots.items():
+            processes[name] = await spawn_bot(url, strategy, name, "--seed", "5", *extra)
+        await _wait_online(url, set(bots))
+        yield url, processes
+    finally:
+        for process in processes.values():
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes.values():
+            await asyncio.wait_for(process.wait(), 20)
+        server.terminate()
+        assert await asyncio.wait_for(server.wait(), 20) == 0
+
+
+async def _wait_online(url: str, names: set[str], timeout: float = 60.0) -> None:
+    watcher = await connect(url, "watcher", timeout=10)
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                snapshot = await watcher.request(m.LobbySubscribe())
+                await watcher.request(m.LobbyUnsubscribe())
+                assert isinstance(snapshot, m.LobbySnapshot)
+                if names <= {p.name for p in snapshot.players}:
+                    return
+                await asyncio.sleep(0.1)
+    finally:
+        await watcher.close()
+
+
+def _check_legal(variant: str, games: list[dict[str, object]]) -> None:
+    for g in games:
+        moves = g["moves"]
+        assert isinstance(moves, list)
+        end = State.replay(variant, moves)
+        assert g["reason"] in RULES_REASONS and end.outcome is not None
+        assert (end.outcome.result, str(end.outcome.termination)) == (g["result"], g["reason"])
+        assert g["game_id"]
+
+
+async def test_a_round_robin_of_connected_bots_through_the_command(tmp_path: Path) -> None:
+    bots = {"rule-bot": ("rule",), "random-bot": ("random",), "table-bot": ("table",)}
+    async with arena(tmp_path, bots) as (url, processes):
+        out = tmp_path / "out"
+        command = [
+            sys.executable, "-m", "protocol.cli", "tournament", "--server", url, "--connected",
+            "--bots", ",".join(bots), "--variant", "classic", "--games-per-pair", "2",
+            "--concurrency", "4", "--move-ms", "5000", "--out", str(out), "--quiet",
+        ]  # fmt: skip
+        done = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        _, stderr = await asyncio.wait_for(done.communicate(), 240)
+        assert done.returncode == 0, stderr.decode()
+        assert all(p.returncode is None for p in processes.values()), "the runner stops no bot"
+    summary = json.loads((out / "standings.json").read_text())
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == summary["games"] == 6
+    assert summary["server"] == url and summary["entries"] == dict.fromkeys(bots, "connected")
+    assert (out / "crosstable.csv").exists() and (out / "crosstable.svg").read_text().startswith("<svg")
+    # points add up, colours are balanced, every game is legal and ended as recorded
+    assert sum(row["points"] for row in summary["standings"]) == 6
+    assert all(row["as_x"] == row["as_o"] == 2 for row in summary["standings"])
+    _check_legal("classic", games)
+    pairs = {frozenset((g["x"], g["o"])) for g in games}
+    assert pairs == {frozenset(p) for p in [("rule-bot", "random-bot"), ("rule-bot", "table-bot"),
+                                           ("random-bot", "table-bot")]}  # fmt: skip
+    # the perfect player never loses
+    table = next(row for row in summary["standings"] if row["name"] == "table-bot")
+    assert table["losses"] == 0
+
+
+async def test_a_declining_bot_loses_its_games_and_the_rest_goes_on(tmp_path: Path) -> None:
+    bots = {"greedy": (GREEDY,), "random": (RANDOM,), "picky": (RANDOM, "--variants", "tactic-toe")}
+    async with arena(tmp_path, bots) as (url, _):
+        config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 2, 3)
+        seen: list[GameRecord] = []
+        runner = ConnectedRunner(config, url, move_ms=3000, on_game=lambda r, d: seen.append(r))
+        director = await runner.run()
+    assert director.done and len(director.records) == 6 and seen == director.records
+    for record in director.records:
+        if "picky" in record.spec.players:
+            assert record.reason == "declined: I play tactic-toe, not classic"
+            assert record.points("picky") == 0 and record.game_id is None
+        else:
+            assert record.reason in RULES_REASONS and record.game_id
+            assert State.replay("classic", record.moves).outcome is not None
+    assert director.standings.rows["picky"].forfeits == 4
+    assert director.standings.total_points() == 6
+
+
+async def test_a_bot_that_drops_loses_its_games_and_the_tournament_finishes(tmp_path: Path) -> None:
+    bots = {"greedy": (GREEDY,), "random": (RANDOM,), "victim": (RANDOM,)}
+    async with arena(tmp_path, bots) as (url, processes):
+        config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 4, 2)
+
+        def kill_after_first(record: GameRecord, director: Director) -> None:
+            if processes["victim"].returncode is None and len(director.records) == 1:
+                processes["victim"].kill()
+
+        runner = ConnectedRunner(config, url, move_ms=3000, on_game=kill_after_first)
+        director = await runner.run()
+    assert director.done and len(director.records) == 12
+    forfeited = [r for r in director.records if r.reason == "abandoned"]
+    assert forfeited and all(r.points("victim") == 0 for r in forfeited)
+    for record in director.records:
+        if "victim" not in record.spec.players:
+            assert record.reason in RULES_REASONS
+    assert director.standings.total_points() == 12
+
+
+async def test_entries_must_be_online(tmp_path: Path) -> None:
+    async with arena(tmp_path, {"greedy": (GREEDY,)}) as (url, _):
+        config = TournamentConfig("classic", ("greedy", "ghost"), Format.ROUND_ROBIN, 2, 1)
+        with pytest.raises(TournamentError, match=r"not online.*ghost"):
+            await ConnectedRunner(config, url).run()
