@@ -128,6 +128,8 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
 
     Returns the process exit code: 0 after a clean stop, 2 when the server refuses the bot's name.
     """
+    from websockets.exceptions import WebSocketException
+
     from protocol.client import ArenaClient, ConnectionLost, RemoteError
 
     loop = asyncio.get_running_loop()
@@ -268,6 +270,12 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                     unanswered.clear()  # the replies to those went with the old connection
                     resumed = await client.reconnect()
                     await perform(core.receive(resumed, loop.time()))
+                    again = client.session.welcome
+                    orphans = set(again.rooms) - set(core.games) if again is not None else set()
+                    if orphans:  # seated in a room whose news went with the old connection
+                        core.seated_before.update(orphans)
+                        resumed = await client.request(m.Resume(rooms=dict.fromkeys(orphans, 0)))
+                        await perform(core.receive(resumed, loop.time()))
                 _write_token(config.token_file, client.token)
                 backoff.reset()
                 spawn(pump())
@@ -277,7 +285,8 @@ async def run_bot(config: BotConfig, strategy: Strategy, stop: asyncio.Event | N
                     print(f"ttt bot: the server refused {config.name!r}: {exc}", file=sys.stderr)
                     return False
                 delay = backoff.next()
-            except (OSError, TimeoutError, ConnectionLost) as exc:
+            except (OSError, TimeoutError, ConnectionLost, WebSocketException) as exc:
+                # WebSocketException: e.g. a server still starting (or dying) closes the handshake
                 delay = backoff.next()
                 print(f"ttt bot: cannot reach {client.url} ({exc}); again in {delay:.1f} s", file=sys.stderr)
             with contextlib.suppress(TimeoutError):

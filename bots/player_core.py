@@ -448,10 +448,23 @@ class BotCore:
         return []
 
     def _on_resumed(self, msg: m.Resumed) -> list[Action]:
-        actions: list[Action] = []
+        """Back after a drop (or a server restart): the server withdrew every challenge of
+        the old connection, so the runner's games still waiting for one are reported
+        ``lost`` (by X, who sent the challenge), as are its games whose room is gone."""
+        lost = [*self._sent.values(), *self._challenges.values()]
+        self._sent.clear()
+        self._challenges.clear()
+        self._parked.clear()
+        self._accepting.clear()
         for room, how in msg.rooms.items():
             if how == "gone":
-                self.games.pop(room, None)
+                gone = self.games.pop(room, None)
+                if gone is not None and gone.assignment is not None and gone.mark is Mark.X:
+                    lost.append(gone.assignment)
+        actions: list[Action] = [
+            Report({"event": "lost", "number": a.number, "reason": "connection lost"})
+            for a in sorted(lost, key=lambda a: a.number)
+        ]
         for game in self.games.values():
             game.thinking = False  # a move lost with the connection is made again
             actions += self._maybe_think(game)

@@ -9,7 +9,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -51,7 +51,7 @@ def strategies_importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @asynccontextmanager
 async def arena(
-    tmp_path: Path, bots: dict[str, tuple[str, ...]]
+    tmp_path: Path, bots: Mapping[str, tuple[str, ...]]
 ) -> AsyncIterator[tuple[str, dict[str, asyncio.subprocess.Process]]]:
     """A ``ttt serve`` and one ``ttt bot`` per entry (name -> strategy and flags), all online."""
     server, url = await start_server(str(tmp_path / "arena.db"), *SERVER)
@@ -172,3 +172,76 @@ async def test_entries_must_be_online(tmp_path: Path) -> None:
         config = TournamentConfig("classic", ("greedy", "ghost"), Format.ROUND_ROBIN, 2, 1)
         with pytest.raises(TournamentError, match=r"not online.*ghost"):
             await ConnectedRunner(config, url).run()
+
+
+async def test_a_server_restart_stops_the_director_and_resume_finishes(tmp_path: Path) -> None:
+    from bots.tournament.runner import free_port
+
+    db, port = tmp_path / "arena.db", free_port()
+    url = f"ws://127.0.0.1:{port}"
+
+    async def serve() -> asyncio.subprocess.Process:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "protocol.cli", "serve", "--port", str(port), "--db", str(db),
+            "--log-level", "warning", *SERVER,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(600):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return process
+            except OSError:
+                await asyncio.sleep(0.05)
+        raise AssertionError("ttt serve did not start")
+
+    server = await serve()
+    bots = [await spawn_bot(url, GREEDY, "greedy"), await spawn_bot(url, RANDOM, "random")]
+    config = TournamentConfig("classic", ("greedy", "random"), Format.ROUND_ROBIN, 10, 2)
+
+    def kill_after_two(record: GameRecord, director: Director) -> None:
+        if len(director.records) == 2:
+            os.kill(server.pid, signal.SIGKILL)
+
+    try:
+        first = ConnectedRunner(config, url, move_ms=None, on_game=kill_after_two)
+        for _ in range(100):  # until the bots are online
+            try:
+                await asyncio.wait_for(first.run(), 60)
+            except TournamentError as exc:
+                if "not online" in str(exc):
+                    first = ConnectedRunner(config, url, move_ms=None, on_game=kill_after_two)
+                    await asyncio.sleep(0.2)
+                    continue
+                assert "--resume" in str(exc)  # the director's connection went with the server
+                break
+        else:
+            raise AssertionError("the bots never came online")
+        done = list(first.director.records)
+        assert len(done) >= 2
+        await server.wait()
+        server = await serve()
+        director: Director | None = None
+        for _ in range(100):  # until the bots are back (they reconnect with backoff)
+            try:
+                second = ConnectedRunner(config, url, move_ms=None, done_records=done)
+                director = await asyncio.wait_for(second.run(), 60)
+                break
+            except TournamentError as exc:
+                assert "not online" in str(exc)
+                await asyncio.sleep(0.2)
+        assert director is not None and director.done and len(director.records) == 10
+        assert sorted(r.spec.number for r in director.records) == list(range(1, 11))
+        assert director.standings.total_points() == 10
+        for r in director.records:
+            end = State.replay("classic", r.moves)
+            assert r.reason in RULES_REASONS and end.outcome is not None
+            assert (end.outcome.result, str(end.outcome.termination)) == (r.result, r.reason)
+    finally:
+        for bot in bots:
+            bot.terminate()
+            await asyncio.wait_for(bot.wait(), 20)
+        if server.returncode is None:
+            server.terminate()
+            await asyncio.wait_for(server.wait(), 20)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import pytest
 from bots.tournament.cli import load_strategy
 from bots.tournament.director import Director, Format, TournamentConfig
 from bots.tournament.match import play_match
-from bots.tournament.runner import NetworkRunner, start_server
+from bots.tournament.runner import NetworkRunner, free_port, start_server
 from bots.tournament.standings import RULES_REASONS, GameRecord
 from bots.tournament.stats import Sprt, SprtDecision
 from protocol.rules import State
@@ -156,3 +157,70 @@ async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
     assert [r.reason for r in director.records] == ["timeout", "timeout"]
     assert all(r.points("sleeper") == 0 for r in director.records)
     assert director.standings.rows["sleeper"].forfeits == 2
+
+
+async def _serve(db: Path, port: int) -> asyncio.subprocess.Process:
+    """``ttt serve`` on ``port`` with ``db``, once it accepts connections (within 30 s)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "protocol.cli", "serve", "--port", str(port), "--db", str(db),
+        "--log-level", "warning", "--grace", "20", *FAST_SERVER,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    for _ in range(600):
+        with contextlib.suppress(OSError):
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return process
+        assert process.returncode is None, "ttt serve died"
+        await asyncio.sleep(0.05)
+    process.kill()
+    raise AssertionError("ttt serve did not start")
+
+
+async def test_the_tournament_survives_a_server_restart(tmp_path: Path) -> None:
+    db, port = tmp_path / "arena.db", free_port()
+    server = await _serve(db, port)
+    config = TournamentConfig("classic", ("greedy", "random"), Format.ROUND_ROBIN, 12, 2)
+    killed = asyncio.Event()
+    restarted = asyncio.Event()
+
+    def kill_after_two(record: GameRecord, director: Director) -> None:
+        if len(director.records) == 2 and not killed.is_set():
+            os.kill(server.pid, signal.SIGKILL)  # mid-tournament: games are in progress
+            killed.set()
+
+    async def restart() -> None:
+        nonlocal server
+        await killed.wait()
+        await server.wait()
+        await asyncio.sleep(0.5)  # the bots find the server gone and retry meanwhile
+        server = await _serve(db, port)
+        restarted.set()
+
+    entries = {"greedy": GREEDY, "random": RANDOM}
+    url = f"ws://127.0.0.1:{port}"
+    runner = NetworkRunner(config, entries, seed=4, server=url, move_ms=None, on_game=kill_after_two)
+    restarter = asyncio.create_task(restart())
+    try:
+        director = await asyncio.wait_for(runner.run(), 120)
+        assert killed.is_set() and restarted.is_set()
+        assert director.done and len(director.records) == 12
+        assert sorted(r.spec.number for r in director.records) == list(range(1, 13))
+        assert director.standings.total_points() == 12
+        assert all(row.as_x == row.as_o == 6 for row in director.standings.rows.values())
+        for r in director.records:
+            # every game legal when replayed; played out by the rules, or lost with a stated reason
+            end = State.replay("classic", r.moves)
+            if r.reason in RULES_REASONS:
+                assert end.outcome is not None
+                assert (end.outcome.result, str(end.outcome.termination)) == (r.result, r.reason)
+            else:
+                assert r.reason.startswith("not played: ") and r.result == "1/2-1/2", r
+        # the games after the restart were played for real
+        assert all(r.reason in RULES_REASONS for r in director.records[-4:])
+    finally:
+        restarter.cancel()
+        if server.returncode is None:
+            server.terminate()
+            await asyncio.wait_for(server.wait(), 20)

@@ -28,6 +28,10 @@ from bots.tournament.pairing import GameSpec, TournamentError
 from bots.tournament.standings import GameRecord
 
 TTT = [sys.executable, "-m", "protocol.cli"]
+#: A game whose challenge was lost (server restart, bot reconnecting) is started again
+#: every `RETRY_S` seconds, at most `RETRIES` times, before it is recorded as not played.
+RETRY_S = 0.5
+RETRIES = 60
 
 
 async def start_server(db: str, *args: str, timeout: float = 60.0) -> tuple[asyncio.subprocess.Process, str]:
@@ -130,6 +134,8 @@ class NetworkRunner:
     _tmp: tempfile.TemporaryDirectory[str] | None = field(init=False, default=None)
     _readers: list[asyncio.Task[None]] = field(init=False, default_factory=list)
     _first: list[GameSpec] = field(init=False, default_factory=list)
+    #: Times each game was started again (`_retry`), by number.
+    _tries: dict[int, int] = field(init=False, default_factory=dict)
     #: Seconds spent playing (from the first game started to the last ended; no start-up).
     play_seconds: float = field(init=False, default=0.0)
 
@@ -231,14 +237,24 @@ class NetworkRunner:
             kind = event.get("event")
             if kind == "game_over":
                 await self._game_over(name, event)
-            elif kind == "declined":
+            elif kind in ("declined", "lost", "retry"):
                 number = event.get("number")
                 spec = self.director.running.get(number) if isinstance(number, int) else None
-                if spec is not None:
-                    # the challenged bot refused, or is not on the server: it forfeits
-                    forget = {"cmd": "forget", "number": spec.number, "challenger": spec.x}
-                    await self._tell(self.bots[spec.o], forget)
-                    await self._forfeit(spec, spec.o, "declined: " + str(event.get("reason")))
+                if spec is None:
+                    continue
+                if kind == "retry":
+                    await self._launch([spec])
+                    continue
+                forget = {"cmd": "forget", "number": spec.number, "challenger": spec.x}
+                await self._tell(self.bots[spec.o], forget)
+                reason = str(event.get("reason"))
+                # a challenge lost with a connection, or to a bot not back yet: try again
+                if kind == "lost" or (event.get("by") is None and reason == "no_such_player"):
+                    if self._retry(spec):
+                        continue
+                    await self._launch(self._record_forfeit(spec, None, f"not played: {reason}"))
+                else:  # the challenged bot refused: it forfeits
+                    await self._forfeit(spec, spec.o, "declined: " + reason)
             elif kind == "exit":
                 bot = self.bots[name]
                 bot.alive = False
@@ -267,10 +283,25 @@ class NetworkRunner:
     async def _forfeit(self, spec: GameSpec, loser: str, reason: str) -> None:
         await self._launch(self._record_forfeit(spec, loser, reason))
 
-    def _record_forfeit(self, spec: GameSpec, loser: str, reason: str) -> list[GameSpec]:
-        """``loser`` loses ``spec`` without play (a draw if both players are gone); the games to start."""
+    def _retry(self, spec: GameSpec) -> bool:
+        """Start ``spec`` again in a moment (its challenge was lost, e.g. in a server restart,
+        or went to a bot still reconnecting); False once it has been tried for too long."""
+        tries = self._tries[spec.number] = self._tries.get(spec.number, 0) + 1
+        if tries > RETRIES:
+            return False
+
+        async def later() -> None:
+            await asyncio.sleep(RETRY_S)
+            await self._events.put((spec.x, {"event": "retry", "number": spec.number}))
+
+        self._readers.append(asyncio.create_task(later()))
+        return True
+
+    def _record_forfeit(self, spec: GameSpec, loser: str | None, reason: str) -> list[GameSpec]:
+        """``loser`` loses ``spec`` without play (a draw if both players are gone, or with no
+        ``loser``); the games to start."""
         result = "0-1" if loser == spec.x else "1-0"
-        if not self.bots[spec.x].alive and not self.bots[spec.o].alive:
+        if loser is None or (not self.bots[spec.x].alive and not self.bots[spec.o].alive):
             result = "1/2-1/2"
         new = self.director.finished(spec.number, result, reason, spec.opening)
         self._announce()
