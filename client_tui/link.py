@@ -42,6 +42,8 @@ class Link:
         self.client: ArenaClient | None = None
         self.status = "disconnected"
         self.attempts = 0
+        #: The server's answer to the last resume: per room, replayed, snapshot or gone.
+        self.resumed: m.Resumed | None = None
 
     def _set(self, status: str) -> None:
         self.status = status
@@ -101,7 +103,7 @@ class Link:
             self.attempts += 1
             self._set("reconnecting")
             try:
-                await self.client.reconnect()
+                self.resumed = await self.client.reconnect()
             except RemoteError as exc:
                 if exc.code in FATAL:
                     self._set(f"refused: {exc.code}")
