@@ -7,6 +7,7 @@ Every string from the server is drawn through `client_tui.text.plain`.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import time
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
@@ -261,6 +263,9 @@ class GameScreen(ArenaScreen):
         self.view = view
         #: The latest review (grades or why there are none), kept to draw once composed.
         self.review: tuple[list[Any] | None, str] | None = None
+        #: Set once mounted: events that come while the screen is being composed only
+        #: change the view, and on_mount draws the latest.
+        self.ready = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -279,23 +284,34 @@ class GameScreen(ArenaScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Board).show(self.view)
-        self.query_one(Board).focus()
+        self.ready = True
         self.set_interval(0.1, self.tick)
         self.redraw()
+        self.call_after_refresh(self._focus_board)
         if self.review is not None:
             self.show_review(*self.review)
+
+    def _focus_board(self) -> None:
+        for board in self.query(Board):
+            board.focus()
 
     def tick(self) -> None:
         """Clocks and grace countdowns move between events."""
         view = self.view
         moving = view.clocks is not None or view.disconnected or view.first_move_until
-        if moving and self.query(Board):  # composed: the widgets exist
-            self._players(time.monotonic())
+        if moving and self.ready:
+            with contextlib.suppress(NoMatches):
+                self._players(time.monotonic())
 
     def redraw(self) -> None:
-        if not self.query(Board):
+        if not self.ready:
             return  # not composed yet: on_mount draws the latest
+        try:
+            self._redraw()
+        except NoMatches:  # still being composed: drawn again once it is
+            self.call_after_refresh(self.redraw)
+
+    def _redraw(self) -> None:
         view, now = self.view, time.monotonic()
         board = self.query_one(Board)
         board.interactive = view.role != "spectator"
@@ -376,8 +392,11 @@ class GameScreen(ArenaScreen):
     def show_review(self, grades: list[Any] | None, why: str = "") -> None:
         """The post-game review: each move graded against the solved table."""
         self.review = (grades, why)
-        if not self.query("#review-text"):
+        if not self.ready:
             return  # drawn by on_mount
+        if not self.query("#review-text"):
+            self.call_after_refresh(self.show_review, grades, why)  # still being composed
+            return
         widget = self.query_one("#review-text", Static)
         if grades is None:
             widget.update(plain(why, "dim"))

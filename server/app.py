@@ -19,13 +19,14 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from protocol import __version__
 from protocol import messages as m
@@ -40,6 +41,56 @@ from server.store import Store
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
+
+
+class Outbox:
+    """Sends text frames; while `holding` (the writer announcing a batch), a connection's
+    frames are gathered and written with one transport write: a mover's ``moved`` and
+    ``ok`` leave in one TCP segment rather than one system call each."""
+
+    def __init__(self) -> None:
+        self._held: dict[ServerConnection, list[bytes]] | None = None
+
+    def send(self, sockets: Iterable[ServerConnection], text: str) -> None:
+        held = self._held
+        if held is None:
+            broadcast(sockets, text)
+            return
+        data = text.encode()
+        for ws in sockets:
+            frames = held.get(ws)
+            if frames is None:
+                held[ws] = [data]
+            else:
+                frames.append(data)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        if self._held is not None:  # already holding: the outer one writes
+            yield
+            return
+        self._held = {}
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            for ws, frames in held.items():
+                if len(frames) == 1:
+                    broadcast([ws], frames[0], text=True)
+                else:
+                    self._write(ws, frames)
+
+    @staticmethod
+    def _write(ws: ServerConnection, frames: list[bytes]) -> None:
+        """What `broadcast` does for one connection, with several frames in one write."""
+        if ws.protocol.state is not State.OPEN or ws.send_in_progress is not None:
+            return  # as broadcast: closing, or sending a fragmented message (never here)
+        try:
+            for frame in frames:
+                ws.protocol.send_text(frame)
+            ws.transport.writelines(ws.protocol.data_to_send())
+        except Exception as exc:
+            log.warning("skipped frames: failed to write: %s", exc)
 
 
 @dataclass
@@ -58,6 +109,7 @@ class Conn:
 
     ws: ServerConnection
     ip: str
+    out: Outbox
     player: Player | None = None
     tokens: float = 0.0
     refilled: float = 0.0
@@ -66,7 +118,7 @@ class Conn:
     closing: bool = False
 
     def send(self, text: str) -> None:
-        broadcast([self.ws], text)
+        self.out.send((self.ws,), text)
 
     def take_token(self, now: float, rate: float, burst: int) -> float:
         """Spend one message from the bucket; returns 0, or seconds to wait when empty."""
@@ -104,7 +156,8 @@ class ArenaServer:
         self.config = config or ServerConfig()
         self.store = store or Store(self.config.db, self.config.sync)
         self.bus = EventBus()
-        self.writer = Writer(self.store)
+        self.outbox = Outbox()
+        self.writer = Writer(self.store, announcing=self.outbox.holding)
         self.ratings = Ratings()
         self.metrics = Metrics()
         self.rules = RoomRules(self.config.grace, self.config.first_move, self.config.replay_events)
@@ -173,7 +226,7 @@ class ArenaServer:
             return
         self.stopping = True
         goodbye = m.encode(m.Goodbye(reason="server shutting down", close_code=1001))
-        broadcast([c.ws for c in self.conns], goodbye)
+        self.outbox.send([c.ws for c in self.conns], goodbye)
         if self._server is not None:
             self._server.close(close_connections=True, code=1001, reason="server shutting down")
             with contextlib.suppress(Exception):
@@ -210,7 +263,7 @@ class ArenaServer:
             self.metrics.errors["too_many_connections"] += 1
             await ws.close(1008, "too many connections from this address")
             return
-        conn = Conn(ws, ip, tokens=float(self.config.burst), refilled=self.now())
+        conn = Conn(ws, ip, self.outbox, tokens=float(self.config.burst), refilled=self.now())
         self.per_ip[ip] += 1
         self.conns.add(conn)
         self.metrics.connections_total += 1
@@ -318,7 +371,7 @@ class ArenaServer:
             # Building the feed's JSON costs as much as the frame; skip it when nobody listens.
             feeding = bool(self.bus._subscriptions)
             for event in changes.events:
-                broadcast(sockets, m.encode(event))
+                self.outbox.send(sockets, m.encode(event))
                 if feeding:
                     self.bus.publish(FeedEvent("room_event", room.id, event.model_dump(mode="json")))
                 if isinstance(event, m.Moved):
@@ -422,7 +475,7 @@ class ArenaServer:
         self._lobby_rooms.clear()
         self._lobby_players.clear()
         if update.rooms or update.rooms_closed or update.players or update.players_gone:
-            broadcast([c.ws for c in self.online.values() if c.lobby], m.encode(update))
+            self.outbox.send([c.ws for c in self.online.values() if c.lobby], m.encode(update))
 
     def touch_lobby(self, room_id: str | None = None, player_id: str | None = None) -> None:
         if room_id is not None:
@@ -489,7 +542,7 @@ class ArenaServer:
             except ValidationError:
                 self.remote_rooms.pop(room_id, None)
                 return
-        broadcast([c.ws for c in self.online.values() if c.lobby], m.encode(update))
+        self.outbox.send([c.ws for c in self.online.values() if c.lobby], m.encode(update))
 
     def remote_node(self, node_id: str, url: str | None) -> None:
         """Another node's public URL (None: it went away)."""

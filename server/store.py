@@ -49,6 +49,9 @@ CREATE TABLE IF NOT EXISTS moves (
 CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
 """
 
+#: Moves written by one INSERT (6 parameters each: under SQLite's old limit of 999).
+MOVES_PER_STATEMENT = 150
+
 
 def hash_token(token: str) -> str:
     """The stored form of a token: SHA-256 (tokens are 256-bit random, so no salt is needed)."""
@@ -132,8 +135,17 @@ class Store:
             cur = self.db.cursor()
             cur.execute("BEGIN")
             try:
+                moves: list[MoveSaved] = []
                 for op in ops:
+                    if isinstance(op, MoveSaved):
+                        moves.append(op)
+                        continue
+                    if moves:
+                        self._moves(cur, moves, now)
+                        moves = []
                     self._apply(cur, op, now)
+                if moves:
+                    self._moves(cur, moves, now)
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
@@ -141,13 +153,26 @@ class Store:
         self.writes += len(ops)
         self.batches += 1
 
+    @staticmethod
+    def _moves(cur: sqlite3.Cursor, moves: list[MoveSaved], now: float) -> None:
+        """Consecutive moves (of many games) in a few statements rather than two each: every
+        statement the writer thread runs has to win the GIL back from the event loop."""
+        for start in range(0, len(moves), MOVES_PER_STATEMENT):
+            chunk = moves[start : start + MOVES_PER_STATEMENT]
+            cur.execute(
+                "INSERT OR REPLACE INTO moves VALUES " + ",".join(["(?,?,?,?,?,?)"] * len(chunk)),
+                [v for op in chunk for v in (op.game, op.ply, op.cell, op.x_ms, op.o_ms, now)],
+            )
+            seqs = {op.room: op.seq for op in chunk}  # a room's last move sets its seq
+            cur.execute(
+                "WITH s(id, seq) AS (VALUES " + ",".join(["(?,?)"] * len(seqs)) + ") "
+                "UPDATE rooms SET seq=s.seq, updated=? FROM s WHERE rooms.id=s.id",
+                [v for item in seqs.items() for v in item] + [now],
+            )
+
     def _apply(self, cur: sqlite3.Cursor, op: StoreOp, now: float) -> None:
         if isinstance(op, MoveSaved):
-            cur.execute(
-                "INSERT OR REPLACE INTO moves VALUES (?,?,?,?,?,?)",
-                (op.game, op.ply, op.cell, op.x_ms, op.o_ms, now),
-            )
-            cur.execute("UPDATE rooms SET seq=?, updated=? WHERE id=?", (op.seq, now, op.room))
+            self._moves(cur, [op], now)
         elif isinstance(op, RoomSaved):
             cur.execute(
                 "INSERT INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "

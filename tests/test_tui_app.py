@@ -377,3 +377,24 @@ async def test_declining_a_challenge(tmp_path: Path, server: ArenaServer) -> Non
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert app.rooms == {} and server.challenges == {}
         await bob.close()
+
+
+async def test_events_that_come_while_the_game_screen_is_composed(
+    tmp_path: Path, server: ArenaServer
+) -> None:
+    app = make_app(tmp_path, server, "alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        bob = await player(server, "bob")
+        await bob.request(m.Challenge(opponent="alice", colour="x", rated=False))
+        await until(pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer))
+        await pilot.press("a")
+        accepted = await bob.expect(m.ChallengeAccepted)
+        await bob.request(m.Move(room=accepted.room, cell=8))  # at once, as a bot would
+        await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.ready)
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        await until(pilot, lambda: screen.view.board[8] == "x" and screen.view.my_turn)
+        await pilot.pause(0.2)
+        assert "your move" in shown(screen.query_one("#status", Static))
+        await bob.close()

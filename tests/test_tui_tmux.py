@@ -70,7 +70,7 @@ def test_play_a_game_against_a_bot_in_tmux(server: str, tmp_path: Path) -> None:
     )
     session = f"ttt-e2e-{os.getpid()}"
     env = f"TTT_CONFIG_DIR={tmp_path / 'cfg'}"
-    command = f"env {env} {sys.executable} -m protocol.cli play --server {server} --name alice"
+    command = f"env {env} {sys.executable} -m protocol.cli play --server {server} --name alice; sleep 60"
     term = {**os.environ, "TERM": os.environ.get("TERM") or "xterm-256color"}  # CI has no terminal
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "34", command], check=True, env=term
