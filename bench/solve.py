@@ -35,7 +35,7 @@ import bots
 from bots.solver import build, solve
 from bots.strategies.minimax import MinimaxStrategy
 from bots.strategies.rules import RuleStrategy
-from protocol.rules import State, find_variant
+from protocol.rules import State, find_variant, reachable
 
 #: Published node counts for the empty classic board.
 PUBLISHED_PLAIN = 549_945
@@ -45,44 +45,10 @@ TACTIC_DEPTH = 18
 
 
 def _enumerate_with_states(name: str) -> float:
+    """Seconds to walk every reachable state with `State` (the table build's baseline)."""
     started = time.perf_counter()
-    start = State.start(name, draw_rules=False)
-    seen = {start.key()}
-    frontier = [start]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            if s.is_over:
-                continue
-            for m in s.legal_moves():
-                c = s._play_unchecked(m)
-                k = c.key()
-                if k not in seen:
-                    seen.add(k)
-                    nxt.append(c)
-        frontier = nxt
+    reachable(name)
     return time.perf_counter() - started
-
-
-def _reachable(name: str) -> list[State]:
-    """Every reachable state with a move to make, breadth first (the same order each run)."""
-    start = State.start(name, draw_rules=False)
-    seen = {start.key()}
-    frontier: list[State] = [start]
-    out: list[State] = []
-    while frontier:
-        nxt = []
-        for s in frontier:
-            if s.is_over:
-                continue
-            out.append(s)
-            for m in s.legal_moves():
-                c = s._play_unchecked(m)
-                if c.key() not in seen:
-                    seen.add(c.key())
-                    nxt.append(c)
-        frontier = nxt
-    return out
 
 
 def _positions(name: str, count: int, rng: random.Random) -> list[State]:
@@ -139,7 +105,7 @@ def _classic_minimax_figures() -> None:
 def _classic_scan() -> None:
     """Every reachable classic position: does each bot keep its value?"""
     table = solve("classic")
-    positions = _reachable("classic")
+    positions = [s for s in reachable("classic") if not s.is_over]
     for name in ("rule", "minimax", "table"):
         started = time.perf_counter()
         bad = moves = 0
@@ -159,7 +125,7 @@ def _classic_scan() -> None:
 def _scan_part(part: int, parts: int, shared: bool) -> tuple[int, int, list[tuple[Any, ...]]]:
     """One worker's share of the tactic-toe scan: (states, nodes, bad moves)."""
     table = solve("tactic-toe")
-    states = _reachable("tactic-toe")[part::parts]
+    states = [s for s in reachable("tactic-toe") if not s.is_over][part::parts]
     one = MinimaxStrategy(think_ms=600_000, depth=TACTIC_DEPTH)
     nodes, bad = 0, []
     for i, s in enumerate(states):

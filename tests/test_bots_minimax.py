@@ -12,7 +12,7 @@ import pytest
 import bots
 from bots.solver import solve
 from bots.strategies.minimax import EXACT, LOWER, MATE, UPPER, WIN, MinimaxStrategy
-from protocol.rules import State, find_variant
+from protocol.rules import State, find_variant, reachable
 
 #: Published node counts for the empty classic board.
 PLAIN_MINIMAX_NODES = 549_945
@@ -36,20 +36,8 @@ def _exact(x: int, o: int, to_move: int) -> int:
     return best
 
 
-def _classic_positions() -> list[State]:
-    start = State.start("classic", draw_rules=False)
-    seen, out, todo = {start.key()}, [], [start]
-    while todo:
-        s = todo.pop()
-        if s.is_over:
-            continue
-        out.append(s)
-        for m in s.legal_moves():
-            child = s._play_unchecked(m)
-            if child.key() not in seen:
-                seen.add(child.key())
-                todo.append(child)
-    return out
+#: Every classic position with a move to make.
+CLASSIC_POSITIONS = [s for s in reachable("classic") if not s.is_over]
 
 
 def test_one_complete_search_of_the_empty_board_is_a_draw_in_few_nodes() -> None:
@@ -78,7 +66,7 @@ def test_every_classic_position_gets_its_exact_score(shared: bool) -> None:
     table = solve("classic")
     one = MinimaxStrategy()
     wrong = []
-    for s in _classic_positions():
+    for s in CLASSIC_POSITIONS:
         mm = one if shared else MinimaxStrategy()
         move, score = mm.search(s)
         exact = _exact(s.x, s.o, int(s.to_move))
@@ -91,7 +79,7 @@ def test_table_entries_are_sound_bounds() -> None:
     """Every settled entry left by complete searches is exact, a lower or an upper bound
     of the true score as its kind says, with mate distances counted from its position."""
     mm = MinimaxStrategy()
-    for s in _classic_positions()[:400]:
+    for s in CLASSIC_POSITIONS[:400]:
         mm.search(s)
     kinds = {EXACT: 0, LOWER: 0, UPPER: 0}
     checked = 0

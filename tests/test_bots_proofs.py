@@ -25,29 +25,12 @@ import pytest
 import bots
 from bots.solver import ENDLESS, solve
 from bots.strategies.rules import RuleStrategy
-from protocol.rules import Cell, State, find_variant
+from protocol.rules import Cell, State, find_variant, reachable
 
 #: Deep enough for every tactic-toe position: the longest forced win is 17 plies.
 TACTIC_DEPTH = 18
 #: Generous enough never to cut a depth-18 search short, so the test is deterministic.
 NO_CLOCK_MS = 600_000
-
-
-def _reachable(variant: str) -> list[State]:
-    """Every state reachable from the empty board, the empty board first (breadth first)."""
-    start = State.start(variant, draw_rules=False)
-    seen = {start.key()}
-    queue = deque([start])
-    out = []
-    while queue:
-        s = queue.popleft()
-        out.append(s)
-        for m in s.legal_moves():
-            child = s._play_unchecked(m)
-            if child.key() not in seen:
-                seen.add(child.key())
-                queue.append(child)
-    return out
 
 
 @functools.cache
@@ -87,7 +70,7 @@ def _moves_to_check(name: str, s: State) -> list[Cell]:
 
 @pytest.mark.parametrize("name", ["rule", "minimax", "table"])
 def test_classic_every_position_keeps_its_value(name: str) -> None:
-    positions = [s for s in _reachable("classic") if not s.is_over]
+    positions = [s for s in reachable("classic") if not s.is_over]
     assert len(positions) == 4520
     won = drawn = 0
     bad: list[tuple[tuple[int, ...], tuple[int, ...], Cell]] = []
@@ -132,7 +115,7 @@ def test_classic_never_loses_against_any_opponent_line(name: str) -> None:
 
 
 def test_heuristic_is_not_perfect_on_classic() -> None:
-    positions = [s for s in _reachable("classic") if not s.is_over]
+    positions = [s for s in reachable("classic") if not s.is_over]
     player = bots.strategy("heuristic")
     bad = sum(
         -_value(s._play_unchecked(player.choose(s, random.Random(s.key())))) < _value(s) for s in positions
@@ -148,7 +131,7 @@ def test_table_on_tactic_toe_keeps_every_value_and_brings_the_end_nearer() -> No
     wins a won state within d plies whatever the defence, and from a drawn state it
     only ever reaches drawn or won states, so it never loses one."""
     table = solve("tactic-toe")
-    states = _reachable("tactic-toe")
+    states = reachable("tactic-toe")
     assert len(states) == 128_170
     player = bots.strategy("table")
     counts = {1: 0, 0: 0, -1: 0}
@@ -183,7 +166,7 @@ def test_table_on_tactic_toe_keeps_every_value_and_brings_the_end_nearer() -> No
 
 def test_minimax_keeps_the_value_of_1000_sampled_tactic_toe_states() -> None:
     table = solve("tactic-toe")
-    states = [s for s in _reachable("tactic-toe") if not s.is_over]
+    states = [s for s in reachable("tactic-toe") if not s.is_over]
     sample = random.Random(2024).sample(states, 1000)
     bad = []
     for i, s in enumerate(sample):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 
-from protocol.rules import Mark, State
+from protocol.rules import Mark, State, reachable
 
 
 def test_classic_complete_games_and_nodes_per_ply() -> None:
@@ -27,24 +27,8 @@ def test_classic_complete_games_and_nodes_per_ply() -> None:
     assert per_ply[1:] == [9, 72, 504, 3_024, 15_120, 54_720, 148_176, 200_448, 127_872]
 
 
-def _reachable(variant: str) -> dict[int, State]:
-    start = State.start(variant, draw_rules=False)
-    seen = {start.key(): start}
-    queue = deque([start])
-    while queue:
-        state = queue.popleft()
-        if state.is_over:
-            continue
-        for cell in state.legal_moves():
-            child = state.play(cell)
-            if child.key() not in seen:
-                seen[child.key()] = child
-                queue.append(child)
-    return seen
-
-
 def test_classic_reachable_positions() -> None:
-    positions = _reachable("classic")
+    positions = {s.key(): s for s in reachable("classic")}
     assert len(positions) == 5_478
     assert len({s.canonical_key() for s in positions.values()}) == 765
     terminal = Counter(
@@ -57,7 +41,7 @@ def test_classic_reachable_positions() -> None:
 
 
 def test_tactic_toe_reachable_states() -> None:
-    states = _reachable("tactic-toe")
+    states = {s.key(): s for s in reachable("tactic-toe")}
     assert len(states) == 128_170
     assert len({s.canonical_key() for s in states.values()}) == 16_030
     # Only the mover can win, and nobody ever has more than three marks.

@@ -24,6 +24,7 @@ from protocol.rules.variants import (
     Variant,
     find_variant,
 )
+from protocol.rules.walk import reachable
 
 __all__ = [
     "FEATURED",
@@ -45,4 +46,5 @@ __all__ = [
     "UnknownVariant",
     "Variant",
     "find_variant",
+    "reachable",
 ]
