@@ -181,20 +181,8 @@ async def test_a_server_restart_stops_the_director_and_resume_finishes(tmp_path:
     url = f"ws://127.0.0.1:{port}"
 
     async def serve() -> asyncio.subprocess.Process:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "protocol.cli", "serve", "--port", str(port), "--db", str(db),
-            "--log-level", "warning", *SERVER,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-        for _ in range(600):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                return process
-            except OSError:
-                await asyncio.sleep(0.05)
-        raise AssertionError("ttt serve did not start")
+        process, _ = await start_server(str(db), *SERVER, port=port, timeout=30)
+        return process
 
     server = await serve()
     bots = [await spawn_bot(url, GREEDY, "greedy"), await spawn_bot(url, RANDOM, "random")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -160,22 +159,9 @@ async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
 
 
 async def _serve(db: Path, port: int) -> asyncio.subprocess.Process:
-    """``ttt serve`` on ``port`` with ``db``, once it accepts connections (within 30 s)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "protocol.cli", "serve", "--port", str(port), "--db", str(db),
-        "--log-level", "warning", "--grace", "20", *FAST_SERVER,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    for _ in range(600):
-        with contextlib.suppress(OSError):
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return process
-        assert process.returncode is None, "ttt serve died"
-        await asyncio.sleep(0.05)
-    process.kill()
-    raise AssertionError("ttt serve did not start")
+    """``ttt serve`` on ``port`` with ``db``, once it listens."""
+    process, _ = await start_server(str(db), "--grace", "20", *FAST_SERVER, port=port, timeout=30)
+    return process
 
 
 async def test_the_tournament_survives_a_server_restart(tmp_path: Path) -> None:

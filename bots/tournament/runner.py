@@ -34,14 +34,17 @@ RETRY_S = 0.5
 RETRIES = 60
 
 
-async def start_server(db: str, *args: str, timeout: float = 60.0) -> tuple[asyncio.subprocess.Process, str]:
-    """Start ``ttt serve`` on a port the system picks (no race for a free port); its URL.
+async def start_server(
+    db: str, *args: str, port: int = 0, timeout: float = 60.0
+) -> tuple[asyncio.subprocess.Process, str]:
+    """Start ``ttt serve`` on ``port`` (0: one the system picks, so no race for a free
+    port; a fixed one to start a killed server again where its clients look); its URL.
 
     The server names its URL on stderr once it listens; the rest of its log is
     dropped (printed with ``TTT_DEBUG`` set).
     """
     process = await asyncio.create_subprocess_exec(
-        *TTT, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db, *args,
+        *TTT, "serve", "--host", "127.0.0.1", "--port", str(port), "--db", db, *args,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stderr is not None
