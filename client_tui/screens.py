@@ -298,7 +298,8 @@ class GameScreen(ArenaScreen):
     def tick(self) -> None:
         """Clocks and grace countdowns move between events."""
         view = self.view
-        moving = view.clocks is not None or view.disconnected or view.first_move_until
+        running = view.clocks is not None and view.clocks.running is not None and view.result is None
+        moving = running or view.disconnected or view.first_move_until
         if moving and self.ready:
             with contextlib.suppress(NoMatches):
                 self._players(time.monotonic())

@@ -59,9 +59,3 @@ class TokenStore:
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1)
         tmp.replace(self.path)
-
-    def forget(self, server: str) -> None:
-        data = self._read()
-        if data.pop(server, None) is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(data, indent=1))

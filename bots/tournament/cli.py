@@ -415,14 +415,14 @@ class _Display:
 
     def update(self, record: GameRecord, director: Director) -> None:
         self.journal.add(record, self.config.variant)
-        if self.journal.path is not None:
-            from bots.tournament.report import write_standings
+        if self.journal.path is not None or self.feed is not None:
+            from bots.tournament.report import standings_summary, write_standings
 
-            write_standings(self.journal.path.parent, director, self.meta)
-        if self.feed is not None:
-            from bots.tournament.report import standings_summary
-
-            self.feed.offer(standings_summary(director, self.meta))
+            summary = standings_summary(director, self.meta)  # once, for the file and the feed
+            if self.journal.path is not None:
+                write_standings(self.journal.path.parent, director, summary)
+            if self.feed is not None:
+                self.feed.offer(summary)
         if self.live is None:
             return
         from rich.console import Group

@@ -20,7 +20,7 @@ from bots.tournament.standings import Standings
 
 def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = None) -> list[Path]:
     """Write the four files into ``out`` (created if missing); returns their paths."""
-    paths = write_standings(out, director, meta, status="finished")
+    paths = write_standings(out, director, standings_summary(director, meta, status="finished"))
     c = director.config
     paths.append(out / "games.jsonl")
     with paths[2].open("w", encoding="utf-8") as f:
@@ -31,13 +31,11 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
     return paths
 
 
-def write_standings(
-    out: Path, director: Director, meta: dict[str, Any] | None = None, *, status: str = "running"
-) -> list[Path]:
-    """Write ``standings.json`` and ``crosstable.csv`` (after every game while the
-    tournament runs, so ``ttt play --tournament DIR`` can show them live)."""
+def write_standings(out: Path, director: Director, summary: dict[str, Any]) -> list[Path]:
+    """Write ``standings.json`` (``summary``, from `standings_summary`) and ``crosstable.csv``
+    (after every game while the tournament runs, so ``ttt play --tournament DIR`` can
+    show them live)."""
     out.mkdir(parents=True, exist_ok=True)
-    summary = standings_summary(director, meta, status=status)
     paths = [out / "standings.json", out / "crosstable.csv"]
     _replace(paths[0], json.dumps(summary, indent=2) + "\n")
     buffer = io.StringIO()
