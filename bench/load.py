@@ -36,16 +36,24 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Event
 
 ECHO_SERVER = """
 import asyncio, sys
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 async def echo(ws):
-    async for message in ws:
-        await ws.send(message)
+    try:
+        async for message in ws:
+            await ws.send(message)
+    except ConnectionClosed:
+        pass
 async def main():
     async with serve(echo, "127.0.0.1", int(sys.argv[1]), compression=None, ping_interval=None):
         await asyncio.get_running_loop().create_future()
@@ -73,6 +81,18 @@ async def wait_port(port: int, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("server did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -81,12 +101,48 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-async def open_many(url: str, count: int, parallel: int = 64) -> list[ClientConnection]:
+class LoadClient(ClientConnection):
+    """A client connection that, once `on_frame` is set, hands each whole text frame to it
+    as the frame arrives (no task switch, no queue), and `send_now` writes at once.
+
+    The load generator shares this machine's two cores with the server: each
+    microsecond it spends is one the server does not get, so it does as little
+    as a client can.
+    """
+
+    on_frame: Callable[[str], None] | None = None
+
+    def process_event(self, event: Event) -> None:
+        if (
+            self.on_frame is not None
+            and isinstance(event, Frame)
+            and event.opcode is Opcode.TEXT
+            and event.fin
+        ):
+            self.on_frame(bytes(event.data).decode())
+            return
+        super().process_event(event)
+
+    def send_now(self, text: str) -> None:
+        self.protocol.send_text(text.encode())
+        self.send_data()
+
+
+async def open_many(url: str, count: int, parallel: int = 64) -> list[LoadClient]:
     gate = asyncio.Semaphore(parallel)
 
-    async def one() -> ClientConnection:
+    async def one() -> LoadClient:
         async with gate:
-            return await connect(url, compression=None, ping_interval=None, open_timeout=60, max_size=2**20)
+            ws = await connect(
+                url,
+                compression=None,
+                ping_interval=None,
+                open_timeout=60,
+                max_size=2**20,
+                create_connection=LoadClient,
+            )
+            assert isinstance(ws, LoadClient)
+            return ws
 
     return list(await asyncio.gather(*(one() for _ in range(count))))
 
@@ -107,10 +163,15 @@ async def until(ws: ClientConnection, kinds: tuple[str, ...]) -> dict[str, Any]:
 
 
 class Game:
-    """Two connections playing random legal moves in one room, forever (rematch after each game)."""
+    """Two connections playing random legal moves in one room, forever (rematch after each game).
 
-    def __init__(self, wx: ClientConnection, wo: ClientConnection, room: str, cells: int, rng: random.Random):
-        self.ws = [wx, wo]  # seat X, seat O (swapped by each rematch)
+    Driven by frames as they arrive: a move is done when the mover has its ``moved``
+    (the latency) and ``ok`` and the other player its ``moved`` (and, when the move
+    ended the game, both their ``game_over``); then the next move goes, or a rematch.
+    """
+
+    def __init__(self, wx: LoadClient, wo: LoadClient, room: str, cells: int, rng: random.Random):
+        self.ws = [wx, wo]
         self.room = room
         self.cells = cells
         self.rng = rng
@@ -120,59 +181,100 @@ class Game:
         #: Seconds between this game's moves (0: as fast as the server answers).
         self.interval = 0.0
         self.restart = True
+        self.stopped = False
+        self.failure: dict[str, Any] | None = None
+        self._loop = asyncio.get_running_loop()
+        self._next_at = 0.0
+        self._free = set(range(cells))
+        self._first = 0  # index into self.ws of the player with X (swapped by each rematch)
+        self._turn = 0
+        self._sent = 0.0
+        self._need: set[tuple[int, str]] = set()  # (connection index, frame type) still to come
+        self._over: set[int] = set()  # connections that heard game_over
+        self._starting: set[tuple[int, str]] = set()  # (connection index, frame type) before a rematch starts
+        for i, ws in enumerate(self.ws):
+            ws.on_frame = lambda text, i=i: self._frame(i, text)
 
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        while True:
-            free = set(range(self.cells))
-            turn = 0
-            while True:
-                if self.interval:
-                    if self.restart:  # spread the games over the interval, or they move in bursts
-                        self.restart = False
-                        next_at = loop.time() + self.rng.random() * self.interval
-                    else:
-                        next_at = max(next_at + self.interval, loop.time() - self.interval)
-                    await asyncio.sleep(max(0.0, next_at - loop.time()))
-                cell = self.rng.choice(tuple(free))
-                mover, other = self.ws[turn], self.ws[1 - turn]
-                t0 = time.perf_counter()
-                await mover.send(json.dumps({"type": "move", "room": self.room, "cell": cell}))
-                event = await until(mover, ("moved",))
-                self.latencies.append(time.perf_counter() - t0)
-                await until(other, ("moved",))
-                self.moves += 1
-                free.discard(cell)
+    def start(self) -> None:
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self.stopped:
+            return
+        if not self.interval:
+            self._move()
+            return
+        now = self._loop.time()
+        if self.restart:  # spread the games over the interval, or they move in bursts
+            self.restart = False
+            self._next_at = now + self.rng.random() * self.interval
+        else:
+            self._next_at = max(self._next_at + self.interval, now - self.interval)
+        self._loop.call_at(self._next_at, self._move)
+
+    def _move(self) -> None:
+        if self.stopped:
+            return
+        cell = self.rng.choice(tuple(self._free))
+        mover = self._turn  # index into self.ws of the side to move
+        self._need = {(mover, "moved"), (mover, "ok"), (1 - mover, "moved")}
+        self._over.clear()
+        self._sent = time.perf_counter()
+        self.ws[mover].send_now(json.dumps({"type": "move", "room": self.room, "cell": cell}))
+
+    def _frame(self, i: int, text: str) -> None:
+        if self.stopped:
+            return
+        event = json.loads(text)
+        kind = event["type"]
+        if kind == "error":
+            self.failure = event
+            self.stopped = True
+            return
+        if self._starting:
+            self._starting.discard((i, kind))
+            if not self._starting:
+                self._first = 1 - self._first  # colours swap in a rematch
+                self._free = set(range(self.cells))
+                self._turn = self._first
+                self._schedule()
+            return
+        if (i, kind) not in self._need and kind != "game_over":
+            return
+        if kind == "moved":
+            if i == self._turn:
+                self.latencies.append(time.perf_counter() - self._sent)
+                self._free.discard(event["cell"])
                 if event.get("vanished") is not None:
-                    free.add(event["vanished"])
-                if await self._over(mover):  # game_over comes before the mover's ok
-                    await until(other, ("game_over",))
-                    break
-                turn = 1 - turn
+                    self._free.add(event["vanished"])
+        elif kind == "game_over":
+            self._over.add(i)
+        self._need.discard((i, kind))
+        if self._need or (self._over and len(self._over) < 2):
+            return
+        self.moves += 1
+        if self._over:
             self.games += 1
+            self._starting = {(0, "game_started"), (1, "game_started"), (0, "ok"), (1, "ok")}
             for ws in self.ws:
-                await ws.send(json.dumps({"type": "rematch", "room": self.room}))
-            for ws in self.ws:
-                await until(ws, ("game_started",))
-            self.ws.reverse()  # colours swap in a rematch
-
-    async def _over(self, ws: ClientConnection) -> bool:
-        """Whether the next frame on ``ws`` (the mover's reply `ok`, maybe after game_over) says it ended."""
-        while True:
-            event = json.loads(await ws.recv())
-            if event["type"] == "game_over":
-                await until(ws, ("ok",))
-                return True
-            if event["type"] == "ok":
-                return False
+                ws.send_now(json.dumps({"type": "rematch", "room": self.room}))
+            return
+        self._turn = 1 - self._turn
+        self._schedule()
 
 
-Phase = tuple[float, list[float]]
+@dataclass
+class Phase:
+    """One phase's figures: moves/s, latencies, and CPU seconds per move of each side."""
+
+    rate: float
+    latencies: list[float]
+    server_cpu: float
+    client_cpu: float
 
 
 async def load(
-    url: str, connections: int, seconds: float, variant: str, cells: int, target: float
+    url: str, pid: int, connections: int, seconds: float, variant: str, cells: int, target: float
 ) -> tuple[Phase, Phase]:
     """Moves/s and latencies flat out, then paced at ``target`` moves/s in all."""
     sockets = await open_many(url, connections)
@@ -191,7 +293,8 @@ async def load(
     gc.collect()
     gc.freeze()  # the clients' own collection pauses would show as server latency
     gc.set_threshold(20_000, 50, 100)
-    tasks = [asyncio.create_task(g.run()) for g in games]
+    for g in games:
+        g.start()
     phases = []
     for rate in (0.0, target):  # flat out, then paced at the target rate
         for g in games:
@@ -202,46 +305,57 @@ async def load(
         for g in games:
             g.latencies.clear()
         t0 = time.perf_counter()
+        server0, client0 = cpu_seconds(pid), own_cpu_seconds()
         await asyncio.sleep(seconds)
         elapsed = time.perf_counter() - t0
         moves = sum(g.moves for g in games) - start_moves
-        phases.append((moves / elapsed, [x for g in games for x in g.latencies]))
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+        server_cpu, client_cpu = cpu_seconds(pid) - server0, own_cpu_seconds() - client0
+        latencies = [x for g in games for x in g.latencies]
+        phases.append(Phase(moves / elapsed, latencies, server_cpu / moves, client_cpu / moves))
+    for g in games:
+        g.stopped = True
+    failures = [g.failure for g in games if g.failure is not None]
+    if failures:
+        raise RuntimeError(f"{len(failures)} games were refused a move, e.g. {failures[0]}")
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return phases[0], phases[1]
 
 
-async def echo(url: str, connections: int, seconds: float) -> tuple[float, list[float]]:
+async def echo(url: str, pid: int, connections: int, seconds: float) -> Phase:
+    """Round trips/s of closed-loop echoes, one in flight per connection, by the same clients."""
     sockets = await open_many(url, connections)
     frame = json.dumps({"type": "move", "room": "abcdef12", "cell": 112, "ref": None})
-    stop = asyncio.Event()
     counts = [0] * len(sockets)
+    sent = [0.0] * len(sockets)
     latencies: list[float] = []
+    stopped = False
 
-    async def loop(i: int, ws: ClientConnection) -> None:
-        while not stop.is_set():
-            t0 = time.perf_counter()
-            await ws.send(frame)
-            await ws.recv()
-            latencies.append(time.perf_counter() - t0)
-            counts[i] += 1
+    def send(i: int) -> None:
+        sent[i] = time.perf_counter()
+        sockets[i].send_now(frame)
 
-    tasks = [asyncio.create_task(loop(i, ws)) for i, ws in enumerate(sockets)]
+    def echoed(i: int, _text: str) -> None:
+        latencies.append(time.perf_counter() - sent[i])
+        counts[i] += 1
+        if not stopped:
+            send(i)
+
+    for i, ws in enumerate(sockets):
+        ws.on_frame = lambda text, i=i: echoed(i, text)
+        send(i)
     await asyncio.sleep(1.0)
     base = sum(counts)
     latencies.clear()
     t0 = time.perf_counter()
+    server0, client0 = cpu_seconds(pid), own_cpu_seconds()
     await asyncio.sleep(seconds)
     elapsed = time.perf_counter() - t0
-    rate = (sum(counts) - base) / elapsed
-    stop.set()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    trips = sum(counts) - base
+    server_cpu, client_cpu = cpu_seconds(pid) - server0, own_cpu_seconds() - client0
+    measured = list(latencies)
+    stopped = True
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
-    return rate, list(latencies)
+    return Phase(trips / elapsed, measured, server_cpu / trips, client_cpu / trips)
 
 
 async def idle_memory(url: str, pid: int, count: int) -> float:
@@ -254,7 +368,7 @@ async def idle_memory(url: str, pid: int, count: int) -> float:
     return (after - before) * 1024 / count
 
 
-def pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: int) -> float:
     if not values:
         return float("nan")
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
@@ -304,15 +418,19 @@ async def main() -> None:
         try:
             await wait_port(port, proc)
             url = f"ws://127.0.0.1:{port}"
-            flat, paced = await load(url, args.connections, args.seconds, args.variant, cells, args.target)
-            rate, lat = flat
+            flat, paced = await load(
+                url, proc.pid, args.connections, args.seconds, args.variant, cells, args.target
+            )
+            rate = flat.rate
             print(f"server: {args.connections} connections, {args.variant}, durable (WAL, {args.sync})")
             print(f"moves/s (flat out, one move in flight per game): {rate:.0f}")
-            print(f"move-to-broadcast p50 (flat out): {pct(lat, 50) * 1000:.1f} ms")
-            print(f"move-to-broadcast p99 (flat out): {pct(lat, 99) * 1000:.1f} ms")
-            print(f"moves/s (paced at {args.target:.0f}): {paced[0]:.0f}")
-            print(f"move-to-broadcast p50 (paced): {pct(paced[1], 50) * 1000:.1f} ms")
-            print(f"move-to-broadcast p99 (paced): {pct(paced[1], 99) * 1000:.1f} ms")
+            print(f"move-to-broadcast p50 (flat out): {pct(flat.latencies, 50) * 1000:.1f} ms")
+            print(f"move-to-broadcast p99 (flat out): {pct(flat.latencies, 99) * 1000:.1f} ms")
+            print(f"server CPU per move (flat out): {flat.server_cpu * 1e6:.0f} us")
+            print(f"load-client CPU per move (flat out): {flat.client_cpu * 1e6:.0f} us")
+            print(f"moves/s (paced at {args.target:.0f}): {paced.rate:.0f}")
+            print(f"move-to-broadcast p50 (paced): {pct(paced.latencies, 50) * 1000:.1f} ms")
+            print(f"move-to-broadcast p99 (paced): {pct(paced.latencies, 99) * 1000:.1f} ms")
             if args.idle:
                 per_conn = await idle_memory(url, proc.pid, args.idle)
                 print(f"memory per idle connection ({args.idle} open): {per_conn / 1024:.1f} KiB")
@@ -325,15 +443,30 @@ async def main() -> None:
         echo_proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(port)])
         try:
             await wait_port(port, echo_proc)
-            erate, elat = await echo(f"ws://127.0.0.1:{port}", args.connections, args.seconds)
+            base = await echo(f"ws://127.0.0.1:{port}", echo_proc.pid, args.connections, args.seconds)
         finally:
             echo_proc.kill()
             echo_proc.wait()
-        print(f"baseline echo round trips/s ({args.connections} connections): {erate:.0f}")
-        print(f"baseline echo round trip p50: {pct(elat, 50) * 1000:.1f} ms")
-        print(f"baseline echo round trip p99: {pct(elat, 99) * 1000:.1f} ms")
-        print(f"ratio moves/s / echo round trips/s: {rate / erate:.2f}")
+        print(f"baseline echo round trips/s ({args.connections} connections): {base.rate:.0f}")
+        print(f"baseline echo round trip p50: {pct(base.latencies, 50) * 1000:.1f} ms")
+        print(f"baseline echo round trip p99: {pct(base.latencies, 99) * 1000:.1f} ms")
+        print(f"baseline echo server CPU per round trip: {base.server_cpu * 1e6:.0f} us")
+        print(f"baseline echo client CPU per round trip: {base.client_cpu * 1e6:.0f} us")
+        print(f"ratio moves/s / echo round trips/s: {rate / base.rate:.2f}")
+        print(
+            f"ratio server CPU a move / echo server CPU a round trip: {flat.server_cpu / base.server_cpu:.2f}"
+        )
+
+
+def run_client(coro: Any) -> None:
+    """Run the load clients on uvloop where installed: they share the cores with the server."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+    else:
+        uvloop.run(coro)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run_client(main())

@@ -34,6 +34,7 @@ from server.arrange import ArrangedChallenge, player_gone
 from server.arrange import tick as arrangement_tick
 from server.bus import EventBus, FeedEvent
 from server.config import ServerConfig
+from server.connection import ArenaConnection
 from server.ops import SeqSaved, StoreOp
 from server.ratings import Rating, Ratings
 from server.room import Changes, Room, RoomRules
@@ -204,6 +205,7 @@ class ArenaServer:
             compression=None,
             max_size=self.config.max_frame,
             max_queue=16,
+            create_connection=ArenaConnection,
             open_timeout=self.config.open_timeout,
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_timeout,
@@ -279,11 +281,15 @@ class ArenaServer:
                     await ws.close(1008, "no hello in time")
                     return
                 dispatch(self, conn, first)
-            async for frame in ws:
+            if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
+                ws.on_text = lambda frame: dispatch(self, conn, frame)
+            async for frame in ws:  # what still comes this way: fragmented, binary, queued
                 dispatch(self, conn, frame)
         except ConnectionClosed:
             pass
         finally:
+            if isinstance(ws, ArenaConnection):
+                ws.on_text = None
             self.conns.discard(conn)
             self.per_ip[ip] -= 1
             if self.per_ip[ip] <= 0:
@@ -371,7 +377,9 @@ class ArenaServer:
             # Building the feed's JSON costs as much as the frame; skip it when nobody listens.
             feeding = bool(self.bus._subscriptions)
             for event in changes.events:
-                self.outbox.send(sockets, m.encode(event))
+                frame = m.encode(event)
+                room.announced(event.seq, frame)
+                self.outbox.send(sockets, frame)
                 if feeding:
                     self.bus.publish(FeedEvent("room_event", room.id, event.model_dump(mode="json")))
                 if isinstance(event, m.Moved):

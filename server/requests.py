@@ -253,7 +253,7 @@ def on_resume(server: ArenaServer, conn: Conn, msg: m.Resume) -> None:
     me = _me(conn)
     now = server.now()
     status: dict[str, Any] = {}
-    catch_up: list[m.Model] = []
+    catch_up: list[str] = []
     for rid, seq in msg.rooms.items():
         room = server.rooms.get(rid)
         if room is None or room.closed:
@@ -268,15 +268,15 @@ def on_resume(server: ArenaServer, conn: Conn, msg: m.Resume) -> None:
             continue
         if missed is None:
             status[rid] = "snapshot"
-            catch_up.append(m.Snapshot(room=rid, seq=room.seq, snapshot=room.snapshot(now)))
+            catch_up.append(m.encode(m.Snapshot(room=rid, seq=room.seq, snapshot=room.snapshot(now))))
         else:
             status[rid] = "replay"
             catch_up.extend(missed)
         server.commit(room, changes)
     # Sent now, ahead of the announcements still being written (the client drops repeats by seq).
     conn.send(m.encode(m.Resumed(rooms=status, ref=msg.ref)))
-    for event in catch_up:
-        conn.send(m.encode(event))
+    for frame in catch_up:
+        conn.send(frame)
 
 
 def on_lobby_subscribe(server: ArenaServer, conn: Conn, msg: m.LobbySubscribe) -> None:

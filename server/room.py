@@ -108,7 +108,9 @@ class Room:
         #: Players let in once (a private room's invite was right); they may come back.
         self.admitted: set[str] = set()
         self.seq = 0
-        self.log: deque[m.RoomEvent] = deque(maxlen=self.rules.replay_events)
+        #: (seq, frame) of the latest events announced, for `replay_since`: text, not models,
+        #: so hundreds of rooms' logs add nothing for the garbage collector to walk.
+        self.log: deque[tuple[int, str]] = deque(maxlen=self.rules.replay_events)
         self.games: list[str] = []
         self.score: dict[str, float] = {}
         self.game: Game | None = None
@@ -201,13 +203,19 @@ class Room:
             rematch=[MARK_NAMES[mk] for mk in sorted(self.rematch)],
         )
 
-    def replay_since(self, seq: int) -> list[m.RoomEvent] | None:
-        """The events after ``seq``, or None when some of them are no longer kept."""
+    def announced(self, seq: int, frame: str) -> None:
+        """The shell announced event ``seq`` as ``frame`` (stored first): keep it for replays."""
+        self.log.append((seq, frame))
+
+    def replay_since(self, seq: int) -> list[str] | None:
+        """The frames of the announced events after ``seq``, or None when some of them are no
+        longer kept. Events decided but not yet announced are not among them: they reach
+        every member when their announcement comes."""
         if seq >= self.seq:
             return []
-        if not self.log or self.log[0].seq > seq + 1:
+        if not self.log or self.log[0][0] > seq + 1:
             return None
-        return [e for e in self.log if e.seq > seq]
+        return [frame for n, frame in self.log if n > seq]
 
     def next_deadline(self) -> float | None:
         """The next time `tick` has something to do."""
@@ -466,7 +474,6 @@ class Room:
     def _emit(self, event: m.RoomEvent) -> Changes:
         self.seq += 1
         event.seq = self.seq
-        self.log.append(event)
         return Changes(events=[event])
 
     def _seats_changed(self) -> Changes:

@@ -8,7 +8,7 @@ from protocol import messages as m
 from protocol.rules import Mark, find_variant
 from server.clock import Clock
 from server.ops import GameFinished, MoveSaved
-from server.room import Refused, Room, RoomRules
+from server.room import Changes, Refused, Room, RoomRules
 
 RULES = RoomRules(grace=30.0, first_move=20.0, replay_events=100)
 
@@ -82,13 +82,22 @@ def test_abort_flag_and_abandon_happen_in_tick() -> None:
 
 def test_replay_since_and_snapshot_fallback() -> None:
     r = Room("r1", find_variant("classic"), m.NoClock(), rules=RoomRules(replay_events=3))
-    r.sit("a", "alice", Mark.X, 0.0)
-    r.sit("b", "bob", Mark.O, 0.0)  # seats, seats, game_started
-    r.play("a", 0, 0.0)
-    r.play("b", 1, 0.0)
-    assert [e.seq for e in r.replay_since(3) or []] == [4, 5]
+
+    def announce(changes: Changes) -> None:  # as the shell does once the changes are stored
+        for event in changes.events:
+            r.announced(event.seq, m.encode(event))
+
+    announce(r.sit("a", "alice", Mark.X, 0.0))
+    announce(r.sit("b", "bob", Mark.O, 0.0))  # seats, seats, game_started
+    announce(r.play("a", 0, 0.0))
+    announce(r.play("b", 1, 0.0))
+    assert [m.parse_server(f).seq for f in r.replay_since(3) or []] == [4, 5]  # type: ignore[union-attr]
     assert r.replay_since(1) is None  # event 2 is no longer kept
     assert r.replay_since(5) == []
+    pending = r.play("a", 4, 0.0)  # decided, not yet stored nor announced
+    assert r.replay_since(5) == [], "only announced events are replayed"
+    announce(pending)
+    assert [m.parse_server(f).seq for f in r.replay_since(5) or []] == [6]  # type: ignore[union-attr]
 
 
 def test_spectators_and_strangers_cannot_play_or_rematch() -> None:

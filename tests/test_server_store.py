@@ -1,0 +1,85 @@
+"""The store's batched move writes: many games' moves in one statement still store every
+move and leave each room at the sequence number of its last move; a database file made
+before the moves view existed takes moves too."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.ops import GameSaved, MoveSaved, RoomSaved, StoreOp
+from server.store import MOVES_PER_STATEMENT, SCHEMA, Store
+
+
+def _room(rid: str, seq: int) -> RoomSaved:
+    return RoomSaved(rid, "classic", "{}", False, False, None, None, (), "px", "po", seq, False)
+
+
+def _game(rid: str) -> GameSaved:
+    return GameSaved(f"{rid}.1", rid, 1, "classic", "px", "po", "{}", False, None, (), None, None)
+
+
+def _set_up(store: Store, rooms: tuple[str, ...]) -> None:
+    store.write([op for rid in rooms for op in (_room(rid, 2), _game(rid))])
+
+
+def test_moves_of_many_rooms_in_one_batch(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    _set_up(store, ("r1", "r2"))
+    moves: list[StoreOp] = [
+        MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3),
+        MoveSaved("r2.1", 1, 0, None, None, room="r2", seq=3),
+        MoveSaved("r1.1", 2, 0, None, None, room="r1", seq=4),
+        MoveSaved("r1.1", 3, 8, 1500, 900, room="r1", seq=5),
+    ]
+    store.write(moves)
+    assert store.query("SELECT game, ply, cell, x_ms, o_ms FROM moves ORDER BY game, ply") == [
+        ("r1.1", 1, 4, None, None),
+        ("r1.1", 2, 0, None, None),
+        ("r1.1", 3, 8, 1500, 900),
+        ("r2.1", 1, 0, None, None),
+    ]
+    assert dict(store.query("SELECT id, seq FROM rooms")) == {"r1": 5, "r2": 3}
+    recovered = {r.id: r for r in store.open_rooms()}
+    assert recovered["r1"].games[0].moves == [4, 0, 8] and recovered["r1"].seq == 5
+
+
+def test_more_moves_than_one_statement_takes(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    rooms = tuple(f"r{i}" for i in range(7))
+    _set_up(store, rooms)
+    count = MOVES_PER_STATEMENT + 50
+    ops: list[StoreOp] = [
+        MoveSaved(f"r{i % 7}.1", i // 7 + 1, i % 9, None, None, room=f"r{i % 7}", seq=i // 7 + 3)
+        for i in range(count)
+    ]
+    store.write(ops)
+    assert store.query("SELECT count(*) FROM moves") == [(count,)]
+    last = {f"r{i % 7}": i // 7 + 3 for i in range(count)}
+    assert dict(store.query("SELECT id, seq FROM rooms")) == last
+
+
+def test_a_failing_batch_stores_nothing(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    _set_up(store, ("r1",))
+    bad = MoveSaved("r1.1", 1, None, None, None, room="r1", seq=3)  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.IntegrityError):  # cell is NOT NULL
+        store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3), bad])
+    with pytest.raises(sqlite3.IntegrityError):
+        store.write([_room("r1", 9), MoveSaved("r1.1", 2, 4, None, None, room="r1", seq=3), bad])
+    assert store.query("SELECT count(*) FROM moves") == [(0,)]
+    assert store.query("SELECT seq FROM rooms") == [(2,)]
+
+
+def test_a_database_from_before_the_moves_view(tmp_path: Path) -> None:
+    path = str(tmp_path / "old.db")
+    tables_only = SCHEMA.split("CREATE VIEW")[0]
+    with sqlite3.connect(path) as old:
+        old.executescript(tables_only)
+    store = Store(path)
+    _set_up(store, ("r1",))
+    store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3)])
+    assert store.query("SELECT game, ply, cell FROM moves") == [("r1.1", 1, 4)]
+    assert store.query("SELECT seq FROM rooms") == [(3,)]
