@@ -4,17 +4,21 @@ Run: .venv/bin/python bench/load.py [--connections 1000] [--seconds 10] [--idle 
 
 Starts `ttt serve` as its own process (durable writes on: SQLite WAL, synchronous
 FULL, in a temporary directory) and drives it from this process with raw
-``websockets`` clients. Each game keeps one move in flight: the player to move
-sends a random legal cell, and the move-to-broadcast latency is the time until
-the mover's connection receives the ``moved`` event (it is stored first). A
-finished game is followed by a rematch. Two phases: flat out (each game sends
-its next move as soon as the last is announced: the most moves/s), then paced
-at ``--target`` moves/s in all (the latency at that load; flat out, latency is
-only games / throughput). Prints moves/s and latency p50/p99 of each.
+``websockets`` clients (on uvloop where installed: the clients share the two
+cores with the server, so they spend as little as they can; each frame is
+handled by a callback as it is parsed). Each game keeps one move in flight: the
+player to move sends a random legal cell, and the move-to-broadcast latency is
+the time until the mover's connection receives the ``moved`` event (it is stored
+first). A finished game is followed by a rematch. Two phases: flat out (each
+game sends its next move as soon as the last is announced: the most moves/s),
+then paced at ``--target`` moves/s in all (the latency at that load; flat out,
+latency is only games / throughput). Prints moves/s and latency p50/p99 of
+each, and the CPU time per move of the server process and of the clients.
 
 Baseline, same run, same machine, same clients: a bare ``websockets`` echo
 server in its own process, with N connections doing closed-loop round trips of
-a frame of the same size. Prints its round trips/s and the ratio.
+a frame of the same size. Prints its round trips/s, its CPU per round trip and
+the ratios.
 
 Then memory: the server process's resident memory grows by how much per idle
 connection (hello said) with ``--idle`` connections open.
@@ -422,7 +426,8 @@ async def main() -> None:
                 url, proc.pid, args.connections, args.seconds, args.variant, cells, args.target
             )
             rate = flat.rate
-            print(f"server: {args.connections} connections, {args.variant}, durable (WAL, {args.sync})")
+            loops = f"server loop {'uvloop' if args.uvloop else 'asyncio'}, clients {client_loop()}"
+            print(f"server: {args.connections} connections, {args.variant}, WAL {args.sync}; {loops}")
             print(f"moves/s (flat out, one move in flight per game): {rate:.0f}")
             print(f"move-to-broadcast p50 (flat out): {pct(flat.latencies, 50) * 1000:.1f} ms")
             print(f"move-to-broadcast p99 (flat out): {pct(flat.latencies, 99) * 1000:.1f} ms")
@@ -456,6 +461,10 @@ async def main() -> None:
         print(
             f"ratio server CPU a move / echo server CPU a round trip: {flat.server_cpu / base.server_cpu:.2f}"
         )
+
+
+def client_loop() -> str:
+    return type(asyncio.get_running_loop()).__module__.partition(".")[0]
 
 
 def run_client(coro: Any) -> None:
