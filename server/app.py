@@ -288,7 +288,7 @@ class ArenaServer:
         except ConnectionClosed:
             pass
         finally:
-            if isinstance(ws, ArenaConnection):
+            if isinstance(ws, ArenaConnection):  # ws -> on_text -> conn -> ws: no cycle left for the GC
                 ws.on_text = None
             self.conns.discard(conn)
             self.per_ip[ip] -= 1

@@ -1,4 +1,4 @@
-"""A WebSocket server connection that hands whole text frames straight to the server.
+"""WebSocket connections that hand whole text frames straight to a callback.
 
 ``websockets`` queues each incoming message for the connection's handler task to
 ``recv``: a future, a task wake-up and a loop iteration per frame. With hundreds
@@ -9,19 +9,25 @@ is handled in microseconds, so once a player has said hello the server sets
 Everything else (fragmented and binary messages, invalid UTF-8, frames arriving
 while earlier ones still wait in the queue) takes the ordinary path to ``recv``,
 so the order of a connection's messages never changes.
+
+`TextShortcut` is the mechanism, for either end: `ArenaConnection` is the
+server's; ``bench/load.py`` puts it on its load clients.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Event
 
 
-class ArenaConnection(ServerConnection):
-    #: Called with each complete text frame while set (the connection's handler still runs).
+class TextShortcut(Connection):
+    """Mixed into a client or server connection class, ahead of it."""
+
+    #: Called with each complete text frame while set (``recv`` still gets the rest).
     on_text: Callable[[str], None] | None = None
 
     def process_event(self, event: Event) -> None:
@@ -41,3 +47,7 @@ class ArenaConnection(ServerConnection):
                 handle(text)
                 return
         super().process_event(event)
+
+
+class ArenaConnection(TextShortcut, ServerConnection):
+    """The server's connections (``serve(create_connection=ArenaConnection)``)."""

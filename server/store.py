@@ -146,28 +146,29 @@ class Store:
             cur = self.db.cursor()
             if len(ops) <= MOVES_PER_STATEMENT and all(type(op) is MoveSaved for op in ops):
                 self._moves(cur, cast(list[MoveSaved], ops), now)
-                self.writes += len(ops)
-                self.batches += 1
-                return
-            cur.execute("BEGIN")
-            try:
-                moves: list[MoveSaved] = []
-                for op in ops:
-                    if isinstance(op, MoveSaved):
-                        moves.append(op)
-                        continue
-                    if moves:
-                        self._moves(cur, moves, now)
-                        moves = []
-                    self._apply(cur, op, now)
-                if moves:
-                    self._moves(cur, moves, now)
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+            else:
+                self._transaction(cur, ops, now)
         self.writes += len(ops)
         self.batches += 1
+
+    def _transaction(self, cur: sqlite3.Cursor, ops: list[StoreOp], now: float) -> None:
+        cur.execute("BEGIN")
+        try:
+            moves: list[MoveSaved] = []
+            for op in ops:
+                if isinstance(op, MoveSaved):
+                    moves.append(op)
+                    continue
+                if moves:
+                    self._moves(cur, moves, now)
+                    moves = []
+                self._apply(cur, op, now)
+            if moves:
+                self._moves(cur, moves, now)
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
 
     @staticmethod
     def _moves(cur: sqlite3.Cursor, moves: list[MoveSaved], now: float) -> None:
@@ -185,9 +186,8 @@ class Store:
             )
 
     def _apply(self, cur: sqlite3.Cursor, op: StoreOp, now: float) -> None:
-        if isinstance(op, MoveSaved):
-            self._moves(cur, [op], now)
-        elif isinstance(op, RoomSaved):
+        """Any operation but a move (`_transaction` gathers those for `_moves`)."""
+        if isinstance(op, RoomSaved):
             cur.execute(
                 "INSERT INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
                 "seat_x=excluded.seat_x, seat_o=excluded.seat_o, seq=excluded.seq, "
