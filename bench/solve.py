@@ -1,11 +1,14 @@
 """Figures for the bot brains: table build and move time, rule move time, minimax nodes,
 and whether rule, minimax and table keep the value of every position.
 
-Run: .venv/bin/python bench/solve.py [--scan fresh|shared|none] [--jobs N]
+Run: .venv/bin/python bench/solve.py [--scan fresh|shared|none] [--jobs N] [--build-only]
 
 Baselines, measured in the same run: the time to play every move of each sampled
 position once with `State._play_unchecked` (plain rules work); for the table build, a
-plain BFS that only enumerates the states through `State` objects; for minimax on the
+plain BFS that only enumerates the states through `State` objects, and the solver as it
+was before the array build (bench/solve_tuples.py: successors as tuples, a dict entry a
+position), both cold; 4x4k4 (9,722,011 states) is quoted beside the same baselines
+(tactic-toe's, as the tuple solver cannot hold 4x4k4 in memory); for minimax on the
 empty classic board, plain minimax (no pruning, no table), which visits 549,945
 positions, and the published ~3,120 for alpha-beta with a table.
 
@@ -30,6 +33,8 @@ import random
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+
+from solve_tuples import build as build_tuples
 
 import bots
 from bots.solver import build, solve
@@ -161,15 +166,23 @@ def main() -> None:
     parser.add_argument("--scan", choices=("fresh", "shared", "none"), default="fresh",
                         help="the minimax scan of every tactic-toe state (default: fresh)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for a fresh scan")
+    parser.add_argument("--build-only", action="store_true", help="only the table build figures")
     args = parser.parse_args()
     rng = random.Random(1)
     play_us = {}
-    for name in ("classic", "tactic-toe"):
-        base = _enumerate_with_states(name)
+    for name in ("classic", "tactic-toe", "4x4k4"):
+        if name != "4x4k4":
+            base = _enumerate_with_states(name)
+            started = time.perf_counter()
+            build_tuples(find_variant(name))
+            tuples = time.perf_counter() - started
         table = build(find_variant(name))
-        print(f"table build {name}: {table.seconds:.3f} s ({len(table.values)} states); "
-              f"baseline BFS via State {base:.3f} s; ratio {table.seconds / base:.2f}")  # fmt: skip
+        print(f"table build {name} (cold): {table.seconds:.3f} s ({len(table)} states); baseline BFS via "
+              f"State {base:.3f} s, ratio {table.seconds / base:.3f}; baseline tuple solver {tuples:.3f} s, "
+              f"ratio {table.seconds / tuples:.3f}")  # fmt: skip
         solve(name)
+        if name == "4x4k4" or args.build_only:
+            continue  # the move figures below are for the 3x3 games
         player = bots.strategy("table")
         positions = _positions(name, 200, rng)
         started = time.perf_counter()
@@ -189,6 +202,8 @@ def main() -> None:
             rule.choose(s, rng)
         rper = (time.perf_counter() - started) / len(positions) * 1e6
         print(f"rule move {name}: {rper:.1f} us; ratio to baseline {rper / play:.1f}")
+    if args.build_only:
+        return
     _classic_minimax_figures()
     _classic_scan()
     for name in ("classic", "tactic-toe", "15x15k5"):

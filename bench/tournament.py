@@ -9,6 +9,12 @@ first game started to the last ended (start-up excluded). The baseline, measured
 in the same run, is the same schedule and seed through `play_match` in this
 process; the ratio says what the network, the server and the processes cost.
 Both runs must give the same results; the script says whether they did.
+
+The connected figures (``--connected``: ordinary ``ttt bot`` players already online,
+the runner only arranging games) are the same schedule on a fresh ``ttt serve``: once
+with the embedded run's lifted rate limit, once with the server's default limits (the
+director's arrangements are then throttled like a player's moves: issue 17, bug 14);
+each is quoted as a ratio to the embedded figure of this run.
 """
 
 from __future__ import annotations
@@ -22,9 +28,12 @@ import time
 from pathlib import Path
 
 from bots.tournament.cli import load_strategy, parse_entries
+from bots.tournament.connected import ConnectedRunner
 from bots.tournament.director import Format, TournamentConfig
 from bots.tournament.match import play_match
-from bots.tournament.runner import NetworkRunner
+from bots.tournament.runner import NetworkRunner, spawn_bot, start_server
+from protocol import messages as m
+from protocol.client import connect
 
 
 def default_bots() -> str:
@@ -38,6 +47,45 @@ def default_bots() -> str:
     return "table,rule,heuristic,random"
 
 
+async def connected_rate(
+    config: TournamentConfig,
+    entries: dict[str, str],
+    server_args: tuple[str, ...],
+    director: str | None = None,
+) -> float:
+    """Games per minute of ``config`` among ``ttt bot`` players online on a fresh server."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ttt-bench-") as tmp:
+        server, url = await start_server(os.path.join(tmp, "arena.db"), *server_args)
+        bots = []
+        try:
+            for name, strategy in entries.items():
+                bots.append(await spawn_bot(url, strategy, name, "--max-games", "64", "--seed", "1"))
+            watcher = await connect(url, "bench-watcher", timeout=10)
+            try:
+                while True:
+                    snapshot = await watcher.request(m.LobbySubscribe())
+                    await watcher.request(m.LobbyUnsubscribe())
+                    assert isinstance(snapshot, m.LobbySnapshot)
+                    if set(entries) <= {p.name for p in snapshot.players}:
+                        break
+                    await asyncio.sleep(0.1)
+            finally:
+                await watcher.close()
+            named = {"name": director} if director else {}
+            runner = ConnectedRunner(config, url, move_ms=10_000, **named)
+            director = await runner.run()
+            return len(director.records) / runner.play_seconds * 60
+        finally:
+            for bot in bots:
+                bot.terminate()
+            for bot in bots:
+                await bot.wait()
+            server.terminate()
+            await server.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -46,6 +94,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--games-per-pair", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-connected", action="store_true", help="skip the --connected figures")
     args = parser.parse_args()
     entries = parse_entries(args.bots or default_bots())
     print(f"bots: {', '.join(f'{n}={s}' for n, s in entries.items())}")
@@ -76,6 +125,18 @@ def main() -> None:
     print(f"baseline play_match games per minute: {local_rate:,.0f}")
     print(f"ratio networked / play_match: {net_rate / local_rate:.3f}")
     print(f"same results networked and in-process: {same}")
+    if not args.no_connected:
+        lifted = ("--rate", "100000", "--burst", "100000", "--ip-rate", "1000000", "--ip-burst", "1000000")
+        named = ("--director", "td-bench", "--ip-rate", "1000000", "--ip-burst", "1000000")
+        runs = (
+            ("lifted rate limits", (*lifted, "--sync", "NORMAL"), None),
+            ("a named director, default player limits", (*named, "--sync", "NORMAL"), "td-bench"),
+            ("default limits", ("--sync", "NORMAL"), None),
+        )
+        for label, server_args, director in runs:
+            rate = asyncio.run(connected_rate(config, entries, server_args, director))
+            print(f"connected classic games per minute ({label}): {rate:,.0f}")
+            print(f"ratio connected ({label}) / networked: {rate / net_rate:.3f}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any
 from bots.strategies.base import Noisy, RandomStrategy, Strategy, StrategyError
 
 #: The names `strategy` accepts.
-STRATEGIES = ("random", "rule", "heuristic", "minimax", "table")
+STRATEGIES = ("random", "rule", "heuristic", "minimax", "table", "gomoku")
 
 
 def strategy(name: str, **options: Any) -> Strategy:
@@ -21,7 +21,7 @@ def strategy(name: str, **options: Any) -> Strategy:
     Args:
         name: one of `STRATEGIES`.
         **options: ``noise=p`` (all: the chance of a random move); ``think_ms`` and
-            ``depth`` (minimax only).
+            ``depth`` (minimax); ``think_ms`` and ``nodes_budget`` (gomoku).
 
     Raises:
         StrategyError: unknown name, an option the strategy does not take, or a bad value.
@@ -34,6 +34,12 @@ def strategy(name: str, **options: Any) -> Strategy:
         unknown = set(options) - {"think_ms", "depth"}
         if not unknown:
             made = MinimaxStrategy(**options)
+    elif name == "gomoku":
+        from bots.strategies.gomoku import GomokuStrategy
+
+        unknown = set(options) - {"think_ms", "nodes_budget"}
+        if not unknown:
+            made = GomokuStrategy(**options)
     else:
         unknown = set(options)
         if name == "random":

@@ -1,4 +1,5 @@
-"""`ttt solve` and `ttt analyse`: the solved table, seen from the command line."""
+"""`ttt solve` and `ttt analyse`: the solved table, seen from the command line; and the
+house bots of ``ttt serve`` (a hook on its parser: the server never imports the bots)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,30 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("solve", help="solve a 3x3 variant: values and distances of the first moves")
-    p.add_argument("variant", help="classic or tactic-toe")
+    serve = subparsers.choices.get("serve")
+    if serve is not None:  # `ttt serve --house-bots`: the server cannot import the bots; they plug in
+        serve.set_defaults(house_bots_hook=_house_bots)
+    p = subparsers.add_parser("solve", help="solve a small variant: values and distances of the first moves")
+    p.add_argument("variant", help="classic, tactic-toe or an m,n,k board of up to 16 cells (e.g. 4x4k4)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_solve)
     p = subparsers.add_parser("analyse", help="grade each move of a game against the solved table")
-    p.add_argument("variant", help="classic or tactic-toe")
+    p.add_argument("variant", help="classic, tactic-toe or an m,n,k board of up to 16 cells")
     p.add_argument("--moves", required=True, help="cells played, comma-separated, e.g. 4,0,8")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_analyse)
+    from bots.engines.cli import extend_bot_command
+
+    extend_bot_command(subparsers)  # --engine for `ttt bot`, which bots.tournament.cli adds next
 
 
 _WORD = {1: "win", 0: "draw", -1: "loss"}
+
+
+async def _house_bots(url: str, spec: str, db: str, state_dir: str | None) -> Any:
+    from bots.tournament.house import serve_house_bots
+
+    return await serve_house_bots(url, spec, db, state_dir)
 
 
 def _solve(args: argparse.Namespace) -> int:
@@ -32,15 +45,15 @@ def _solve(args: argparse.Namespace) -> int:
     table = solve(args.variant)
     seconds = time.perf_counter() - started
     start = State.start(args.variant, draw_rules=False)
-    values = [v for v, _ in table.values.values()]
+    wins, draws, losses = table.counts()
     firsts = table.move_values(start)
-    longest = max((d for v, d in table.values.values() if v == 1), default=0)
+    longest = table.longest_win()
     report = {
         "variant": table.variant.name,
-        "states": len(values),
-        "wins": values.count(1),
-        "draws": values.count(0),
-        "losses": values.count(-1),
+        "states": len(table),
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
         "start_value": table.value(start),
         "first_moves": {str(m): {"value": v, "distance": d} for m, (v, d) in firsts.items()},
         "longest_forced_win": longest,

@@ -4,7 +4,7 @@
 `move_budget` is how long the next search may take: what is left on the clock,
 minus a reserve for the network and the event loops, spread over the moves to
 come (Fischer clocks), and shared with the other timed games waiting for the
-bot's one search worker. `Policy.clock_refusal` (in `bots.player_core`) uses the
+bot's one search worker. `Policy.clock_refusal` (in `bots.policy`) uses the
 same arithmetic to decline clocks the bot cannot meet.
 """
 

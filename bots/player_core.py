@@ -5,6 +5,7 @@ commands) and returns what to do: messages to send (`Send`), games whose turn it
 is (`Think`), lines for the runner (`Report`). `bots.player` is the async shell.
 
 Time is passed in (``now``, seconds on the caller's monotonic clock), never read.
+Which challenges and rematches it takes is its `Policy` (`bots.policy`).
 Each move's search budget comes from the game's clock (`bots.move_clock`):
 what is left on it, minus a reserve for the network, shared with the other timed
 games that wait for the bot's one search worker. `BotCore.plan` turns a `Think`
@@ -22,80 +23,30 @@ from typing import Any
 
 from bots.move_clock import (
     MIN_BUDGET_MS,
-    MIN_SEARCH_MS,
-    RESERVE_MS,
-    RESERVE_SHARE,
     MoveClock,
     budgeted,
     move_budget,
     moves_to_go,
-    time_per_move,
     usable_ms,
 )
+from bots.policy import DEFAULT_LEVELS, Policy
 from bots.tournament.match import Strategy, game_rng
 from protocol import messages as m
 from protocol.rules import Cell, IllegalMove, Mark, State
 
-_MARKS = {"x": Mark.X, "o": Mark.O}
-
-#: Levels a bot offers by default: name -> the chance of a random move instead of its own.
-DEFAULT_LEVELS: tuple[tuple[str, float], ...] = (
-    ("easy", 0.5),
-    ("medium", 0.25),
-    ("hard", 0.1),
-    ("best", 0.0),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """Which challenges a bot takes.
-
-    Attributes:
-        variants: variant names it plays (None: any).
-        max_games: games at once, at most.
-        think_ms: the least time it takes over a move (it pretends to think that
-            long, never past what the clock allows).
-        levels: the levels of play it offers, weakest first, each with its chance of
-            a random move (a challenge names one to make the bot easier to beat).
-    """
-
-    variants: frozenset[str] | None = None
-    max_games: int = 16
-    think_ms: int = 0
-    levels: tuple[tuple[str, float], ...] = DEFAULT_LEVELS
-
-    def noise(self, level: str | None) -> float:
-        """The chance of a random move at ``level`` (0 for none or an unknown one)."""
-        return dict(self.levels).get(level or "", 0.0)
-
-    def refusal(self, challenge: m.ChallengeReceived, busy: int) -> str | None:
-        """Why ``challenge`` is declined, or None to accept it."""
-        if self.variants is not None and challenge.variant not in self.variants:
-            return f"I play {', '.join(sorted(self.variants))}, not {challenge.variant}"
-        if busy >= self.max_games:
-            return f"busy: already {busy} games (at most {self.max_games} at once)"
-        return self.clock_refusal(challenge.time_control, challenge.variant)
-
-    def clock_refusal(self, control: m.TimeControl, variant: str) -> str | None:
-        """Why this bot cannot meet ``control`` in ``variant``, or None when it can.
-
-        A move needs `RESERVE_MS` plus `RESERVE_SHARE` of its time for the network,
-        and then `MIN_SEARCH_MS` to search, or ``think_ms`` if that is longer. A
-        Fischer clock counts ``base / moves + increment`` a move, over at most
-        `MOVES_TO_GO` moves.
-        """
-        per_move = time_per_move(control, variant)
-        need = max(self.think_ms, MIN_SEARCH_MS)
-        if per_move is None or usable_ms(per_move) >= need:
-            return None
-        least = math.ceil((need + RESERVE_MS) / (1 - RESERVE_SHARE))
-        if isinstance(control, m.Increment):
-            return (
-                f"too fast for me: {control.base_ms} ms + {control.increment_ms} ms a move gives about "
-                f"{per_move:.0f} ms a move in {variant}; I need at least {least} ms a move"
-            )
-        return f"too fast for me: I need at least {least} ms a move"
+__all__ = [
+    "DEFAULT_LEVELS",
+    "Action",
+    "Assignment",
+    "BotCore",
+    "BotGame",
+    "Policy",
+    "Report",
+    "Search",
+    "Send",
+    "Think",
+    "run_search",
+]
 
 
 @dataclass(slots=True)
@@ -132,6 +83,15 @@ class BotGame:
     clock: MoveClock | None = None
     #: The (game, ply) handed to the search worker and not recorded yet.
     planned: tuple[str | None, int] | None = None
+    #: Keep the seat after the game, to answer a rematch like a person. A tournament's
+    #: games (a runner's or a director's) are one each: the bot leaves after them.
+    stay: bool = True
+
+    def again(self) -> BotGame:
+        """The next game in this room, a rematch: the same room, variant, opening and level."""
+        rematch = BotGame(self.room, self.mark, self.variant, self.ply_cap, None, self.opening, self.noise)
+        rematch.time_control = self.time_control
+        return rematch
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,12 +164,15 @@ class BotCore:
         self.policy = policy
         self.seed = seed
         self.games: dict[str, BotGame] = {}
+        #: Rooms where this bot keeps its seat after a game, ready to answer a rematch.
+        self.idle: dict[str, BotGame] = {}
         #: Runner's entrants: challenges from them wait for an `expect` (control mode).
         self.entrants: frozenset[str] = frozenset()
         self._expected: dict[str, deque[Assignment]] = {}
         self._parked: dict[str, deque[m.ChallengeReceived]] = {}
-        #: Challenges accepted (by id) whose room is not joined yet, with their assignment.
-        self._accepting: dict[str, tuple[Assignment | None, tuple[Cell, ...], float]] = {}
+        #: Challenges accepted (by id) whose room is not joined yet: assignment, opening,
+        #: level (noise) and whether to stay after the game.
+        self._accepting: dict[str, tuple[Assignment | None, tuple[Cell, ...], float, bool]] = {}
         #: Challenges this bot sent: ref -> assignment, then challenge id -> assignment.
         self._sent: dict[str, Assignment] = {}
         self._challenges: dict[str, Assignment] = {}
@@ -306,7 +269,8 @@ class BotCore:
 
     def _accept(self, msg: m.ChallengeReceived, assignment: Assignment | None) -> list[Action]:
         noise = self.policy.noise(msg.level)
-        self._accepting[msg.challenge] = (assignment, tuple(msg.opening), noise)
+        stay = assignment is None and msg.opponent is None  # not a tournament's game
+        self._accepting[msg.challenge] = (assignment, tuple(msg.opening), noise, stay)
         return [Send(m.AcceptChallenge(challenge=msg.challenge, ref=f"acc-{msg.challenge}"))]
 
     def _on_challenge_sent(self, msg: m.ChallengeSent) -> list[Action]:
@@ -319,8 +283,8 @@ class BotCore:
         ref = msg.ref or ""
         if not ref.startswith("acc-") or msg.role == "spectator":
             return []
-        assignment, opening, noise = self._accepting.pop(ref[4:], (None, (), 0.0))
-        return self._seat(msg.room, msg.role, msg.snapshot, assignment, opening, noise)
+        assignment, opening, noise, stay = self._accepting.pop(ref[4:], (None, (), 0.0, True))
+        return self._seat(msg.room, msg.role, msg.snapshot, assignment, opening, noise, stay)
 
     def _on_challenge_accepted(self, msg: m.ChallengeAccepted) -> list[Action]:
         assignment = self._challenges.pop(msg.challenge, None)
@@ -340,6 +304,12 @@ class BotCore:
             return [Report({"event": "declined", "number": number, "by": None, "reason": msg.code})]
         if ref.startswith("acc-"):
             self._accepting.pop(ref[4:], None)
+        if ref.startswith("rm-"):  # the rematch fell through (the other player left meanwhile)
+            room = ref[3:]
+            game = self.games.get(room)
+            if game is not None and game.game is None:
+                del self.games[room]
+                return [Send(m.Leave(room=room))]
         return []
 
     def _seat(
@@ -350,9 +320,14 @@ class BotCore:
         assignment: Assignment | None,
         opening: tuple[Cell, ...],
         noise: float = 0.0,
+        stay: bool = True,
     ) -> list[Action]:
-        game = BotGame(room, _MARKS[role], snap.room.variant, snap.room.ply_cap, assignment, opening, noise)
+        game = BotGame(
+            room, m.mark_named(role), snap.room.variant, snap.room.ply_cap, assignment, opening, noise
+        )
         game.time_control = snap.room.time_control
+        game.stay = stay and assignment is None
+        self.idle.pop(room, None)
         self.games[room] = game
         if snap.game is not None:
             return self._load(game, snap.game)
@@ -381,7 +356,9 @@ class BotCore:
             game.rng = random.Random(f"{self.seed}/{game_id}/{game.mark.name}")
 
     def _on_game_started(self, msg: m.GameStarted) -> list[Action]:
-        game = self.games.get(msg.room) or self._adopt(msg.room, msg.variant, None, msg.x, msg.o)
+        game = self.games.get(msg.room)
+        if game is None and (game := self._adopt(msg.room, msg.variant, None, msg.x, msg.o)) is not None:
+            game.opening = tuple(msg.opening)
         if game is None or game.game == msg.game:
             return []  # not ours, or already known from the snapshot that seated us
         self._start(game, msg.game, msg.x, msg.o)
@@ -437,15 +414,59 @@ class BotCore:
     def _on_snapshot(self, msg: m.Snapshot) -> list[Action]:
         snap = msg.snapshot
         game = self.games.get(msg.room)
-        if game is None and snap.game is not None:
+        if game is None and msg.room not in self.idle and snap.game is not None:
             game = self._adopt(msg.room, snap.room.variant, snap.room.ply_cap, snap.game.x, snap.game.o)
-        if game is None or snap.game is None:
-            return []
-        return self._load(game, snap.game)
+            if game is not None:
+                game.time_control = snap.room.time_control
+        actions: list[Action] = []
+        if game is not None and snap.game is not None:
+            actions = self._load(game, snap.game)
+        idle = self.idle.get(msg.room)
+        if idle is None:
+            return actions
+        seats = snap.room.seats
+        if seats.x is None or seats.o is None:  # the other player left while this bot was away
+            return actions + self._stand_up(msg.room)
+        if idle.mark.other.name.lower() in snap.rematch:  # offered while this bot was away
+            return actions + self._answer_rematch(idle)
+        return actions
 
     def _on_room_closed(self, msg: m.RoomClosed) -> list[Action]:
         self.games.pop(msg.room, None)
+        self.idle.pop(msg.room, None)
         return []
+
+    # --- after a game: rematch or leave -------------------------------------------------
+
+    def _on_rematch_offered(self, msg: m.RematchOffered) -> list[Action]:
+        idle = self.idle.get(msg.room)
+        if idle is None or msg.by == self.name:
+            return []
+        return self._answer_rematch(idle)
+
+    def _answer_rematch(self, idle: BotGame) -> list[Action]:
+        """Play again if free to (within ``max_games``, a variant it plays); else leave, saying why."""
+        del self.idle[idle.room]
+        reason = "shutting down" if self.stopping else self.policy.rematch_refusal(idle.variant, self.busy)
+        if reason is not None:
+            report = Report({"event": "rematch_declined", "room": idle.room, "reason": reason})
+            return [report, Send(m.Leave(room=idle.room))]
+        self.games[idle.room] = idle.again()
+        return [Send(m.Rematch(room=idle.room, ref=f"rm-{idle.room}"))]
+
+    def _on_seats(self, msg: m.SeatsChanged) -> list[Action]:
+        """The other player stood up after the game (or before a rematch began): leave too."""
+        if msg.seats.x is not None and msg.seats.o is not None:
+            return []
+        pending = self.games.get(msg.room)
+        if msg.room in self.idle or (pending is not None and pending.game is None and pending.stay):
+            return self._stand_up(msg.room)
+        return []
+
+    def _stand_up(self, room: str) -> list[Action]:
+        self.idle.pop(room, None)
+        self.games.pop(room, None)
+        return [Send(m.Leave(room=room))]
 
     def _on_resumed(self, msg: m.Resumed) -> list[Action]:
         """Back after a drop (or a server restart): the server withdrew every challenge of
@@ -456,8 +477,11 @@ class BotCore:
         self._challenges.clear()
         self._parked.clear()
         self._accepting.clear()
+        # rooms this player sits in and this process has not seen: games from an earlier run
+        self.seated_before.update(r for r, how in msg.rooms.items() if how != "gone" and r not in self.games)
         for room, how in msg.rooms.items():
             if how == "gone":
+                self.idle.pop(room, None)
                 gone = self.games.pop(room, None)
                 if gone is not None and gone.assignment is not None and gone.mark is Mark.X:
                     lost.append(gone.assignment)
@@ -485,6 +509,9 @@ class BotCore:
             "reason": outcome.reason,
             "time_ms": round(game.used_ms),
         }
+        if game.stay and not self.stopping:
+            self.idle[game.room] = game  # keeps its seat: a rematch may be offered
+            return [Report(report)]
         return [Report(report), Send(m.Leave(room=game.room))]
 
     def _maybe_think(self, game: BotGame) -> list[Action]:
@@ -575,8 +602,12 @@ class BotCore:
             game.used_ms += ms
 
     def resign_all(self) -> list[Action]:
-        """On shutdown: give up every game in progress (opponents need not wait)."""
+        """On shutdown: give up every game in progress and every seat kept for a rematch
+        (opponents need not wait)."""
         self.stopping = True
-        return [
+        actions: list[Action] = [
             Send(m.Resign(room=room)) for room, g in self.games.items() if g.state and not g.state.is_over
         ]
+        actions += [Send(m.Leave(room=room)) for room in self.idle]
+        self.idle.clear()
+        return actions

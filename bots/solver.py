@@ -1,63 +1,109 @@
 """Retrograde analysis of every position reachable from the empty board.
 
-Positions are ``(x_marks, o_marks, to_move)`` with each side's marks as a tuple of
-cells: oldest first where marks vanish (tactic-toe), ascending otherwise. Tactic-toe
-positions repeat, so this works on the position graph, not a tree: wins and losses
-spread backwards from the ends in order of distance, and whatever is never reached
-is a draw (neither side can force an end).
+A position is named by an integer code (`Table.code`): where marks vanish
+(tactic-toe) it is `State.key`, each side's marks oldest first in 4-bit slots, so
+the ages are part of it; elsewhere the board in base 3 (`ternary`; the side to
+move follows from the counts). The build works on whole numpy arrays of codes: successors come
+from precomputed tables (pushing a cell onto a queue, the cells a queue holds,
+whether it makes a line), never from `State` objects (`bots.solver_build`).
 
-The table is cached on disk in the user cache directory, keyed by the rules version.
+Each position's result is one small int, its score for the side to move: ``WIN -
+d`` for a win in ``d`` plies (fastest win), ``-(WIN - d)`` for a loss in ``d``
+(slowest loss), 0 for a draw. Tables are cached on disk in the user cache
+directory, keyed by the rules version and the table format.
 """
 
 from __future__ import annotations
 
-import pickle
 import time
-from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from protocol.errors import ArenaError
-from protocol.rules import RULES_VERSION, Mark, State, Variant, find_variant
+from protocol.rules import RULES_VERSION, State, Variant, find_variant
 
 Node = tuple[tuple[int, ...], tuple[int, ...], int]
+Codes = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.int16]
 
 #: Distance given to drawn positions that can go on for ever (tactic-toe).
 ENDLESS = -1
+#: A score of ``WIN - d`` is a win in ``d`` plies for the side to move.
+WIN = 1000
+#: Bumped when the cached arrays change meaning.
+TABLE_FORMAT = 2
+#: The largest boards the table covers: every reachable position is built and kept.
+MAX_CELLS = 16
 
 
 class Unsolvable(ArenaError):
-    """The variant has too many positions to solve here (only 3x3 boards are)."""
+    """The variant has too many positions to solve here."""
 
     code = "unsolvable_variant"
+
+
+def solvable(variant: Variant) -> bool:
+    """Whether the table covers ``variant``: 3x3 games and m,n,k boards of up to 16 cells."""
+    return variant.cells <= 9 or (variant.max_marks is None and variant.cells <= MAX_CELLS)
+
+
+def refusal(variant_name: str) -> str | None:
+    """Why the table cannot play ``variant_name``, or None when it can."""
+    variant = find_variant(variant_name)
+    if solvable(variant):
+        return None
+    return (
+        f"{variant.name} has too many positions for the solved table; it covers classic, tactic-toe "
+        f"and m,n,k boards of up to {MAX_CELLS} cells (e.g. 4x4k4)"
+    )
 
 
 @dataclass
 class Table:
     """The value and distance to the end of every reachable position of one variant.
 
-    ``value`` is from the side to move: +1 win, 0 draw, -1 loss. ``distance`` is the
+    ``codes`` is sorted; ``scores[i]`` is the score of position ``codes[i]``. A
+    value is from the side to move: +1 win, 0 draw, -1 loss. A distance is the
     number of plies to the end under perfect play (fastest win, slowest loss); a
     draw's distance is the plies to a full board, or `ENDLESS` where marks vanish.
     """
 
     variant: Variant
-    values: dict[Node, tuple[int, int]]
+    codes: Codes
+    scores: Scores
     seconds: float = 0.0
     from_cache: bool = field(default=False)
 
-    @staticmethod
-    def node(state: State) -> Node:
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def code(self, state: State) -> int:
         """The table's name for ``state``'s position."""
-        if state.variant.max_marks is not None:
-            return (state.queues[0], state.queues[1], int(state.to_move))
-        return (state.marks(Mark.X), state.marks(Mark.O), int(state.to_move))
+        if self.variant.max_marks is not None:
+            return state.key()
+        return ternary(state.x, state.o, self.variant.cells)
+
+    def score(self, state: State) -> int:
+        code = self.code(state)
+        i = int(np.searchsorted(self.codes, code))
+        if i == len(self.codes) or int(self.codes[i]) != code:
+            raise Unsolvable(f"position not reachable in {self.variant.name}: {state.render()}")
+        return int(self.scores[i])
+
+    def _decode(self, score: int, marks: int) -> tuple[int, int]:
+        if score > 0:
+            return 1, WIN - score
+        if score < 0:
+            return -1, WIN + score
+        return 0, ENDLESS if self.variant.max_marks is not None else self.variant.cells - marks
 
     def lookup(self, state: State) -> tuple[int, int]:
-        try:
-            return self.values[self.node(state)]
-        except KeyError:
-            raise Unsolvable(f"position not reachable in {self.variant.name}: {state.render()}") from None
+        """(value, distance) of ``state``."""
+        return self._decode(self.score(state), (state.x | state.o).bit_count())
 
     def value(self, state: State) -> int:
         return self.lookup(state)[0]
@@ -75,135 +121,76 @@ class Table:
 
     def best_moves(self, state: State) -> list[int]:
         """The value-preserving moves: fastest win, slowest loss, any draw."""
-        scored = self.move_values(state)
-        best = max(v for v, _ in scored.values())
-        same = {m: d for m, (v, d) in scored.items() if v == best}
-        if best == 1:
-            target = min(same.values())
-        elif best == -1:
-            target = max(same.values())
-        else:
-            return sorted(same)
-        return sorted(m for m, d in same.items() if d == target)
+        scored = {m: -self.score(state._play_unchecked(m)) for m in state.legal_moves()}
+        best = max(scored.values())
+        if best == 0:
+            return sorted(m for m, s in scored.items() if s == 0)
+        return sorted(m for m, s in scored.items() if s == best)
 
+    def counts(self) -> tuple[int, int, int]:
+        """How many positions are won, drawn and lost for the side to move."""
+        wins = int(np.count_nonzero(self.scores > 0))
+        losses = int(np.count_nonzero(self.scores < 0))
+        return wins, len(self.scores) - wins - losses, losses
 
-def solvable(variant: Variant) -> bool:
-    return variant.cells <= 9
+    def longest_win(self) -> int:
+        """The most plies any forced win takes."""
+        won = self.scores[self.scores > 0]
+        return WIN - int(won.min()) if len(won) else 0
 
-
-def _successors(variant: Variant):  # type: ignore[no-untyped-def]
-    lines = variant.lines
-    full = variant.full
-    limit = variant.max_marks
-    cells = range(variant.cells)
-
-    def won(queue: tuple[int, ...]) -> bool:
-        own = 0
-        for c in queue:
-            own |= 1 << c
-        return any(own & m == m for m in lines)
-
-    def children(node: Node) -> list[tuple[Node, bool]]:
-        xq, oq, tm = node
-        own = xq if tm == 0 else oq
-        taken = 0
-        for c in xq + oq:
-            taken |= 1 << c
-        out = []
-        for c in cells:
-            if taken >> c & 1:
-                continue
-            if limit is None:
-                q = tuple(sorted((*own, c)))
-            elif len(own) >= limit:
-                q = (*own[1:], c)
+    def entries(self) -> Iterator[tuple[Node, tuple[int, int]]]:
+        """Every position as ``(x_marks, o_marks, to_move)`` with its (value, distance):
+        marks oldest first where they vanish, ascending otherwise. Slow: for tests."""
+        n = self.variant.cells
+        vanish = self.variant.max_marks is not None
+        for code, score in zip(self.codes.tolist(), self.scores.tolist(), strict=True):
+            if vanish:
+                tm, o, x = code & 1, _slots(code >> 1 & 0xFFF), _slots(code >> 13)
             else:
-                q = (*own, c)
-            child = (q, oq, 1) if tm == 0 else (xq, q, 0)
-            end = won(q) or (taken | 1 << c) == full
-            out.append((child, end))
-        return out
+                digits = [code // 3**c % 3 for c in range(n)]
+                x = tuple(c for c, d in enumerate(digits) if d == 1)
+                o = tuple(c for c, d in enumerate(digits) if d == 2)
+                tm = int(len(x) > len(o))
+            yield (x, o, tm), self._decode(score, len(x) + len(o))
 
-    return children
+
+def _slots(packed: int) -> tuple[int, ...]:
+    out = []
+    while packed:
+        out.append((packed & 0xF) - 1)
+        packed >>= 4
+    return tuple(reversed(out))
+
+
+def ternary(x: int, o: int, cells: int) -> int:
+    """The base-3 code of a board: digit ``c`` is 0 (empty), 1 (X) or 2 (O)."""
+    code = 0
+    for c in range(cells - 1, -1, -1):
+        code = code * 3 + (x >> c & 1) + 2 * (o >> c & 1)
+    return code
 
 
 def build(variant: Variant) -> Table:
-    """Solve ``variant`` from scratch (no cache)."""
-    if not solvable(variant):
-        raise Unsolvable(f"{variant.name} has too many positions to solve; only 3x3 boards are solvable")
+    """Solve ``variant`` from scratch (no cache).
+
+    Raises:
+        Unsolvable: the table does not cover ``variant``.
+    """
+    why = refusal(variant.name)
+    if why is not None:
+        raise Unsolvable(why)
+    from bots.solver_build import build_layered, build_vanishing
+
     started = time.perf_counter()
-    children = _successors(variant)
-    start: Node = ((), (), 0)
-    index = {start: 0}
-    nodes = [start]
-    preds: list[list[int]] = [[]]
-    left: list[int] = [0]
-    values: list[int] = [0]
-    dist: list[int] = [0]
-    done = [False]
-    queue: deque[int] = deque()
-    i = 0
-    while i < len(nodes):
-        if done[i]:
-            i += 1
-            continue
-        kids = children(nodes[i])
-        left[i] = len(kids)
-        for child, end in kids:
-            j = index.get(child)
-            if j is None:
-                j = index[child] = len(nodes)
-                nodes.append(child)
-                preds.append([])
-                left.append(0)
-                values.append(0)
-                dist.append(0)
-                done.append(False)
-                if end:
-                    values[j] = -1 if _line(variant, child[0] if child[2] == 1 else child[1]) else 0
-                    done[j] = True
-                    queue.append(j)
-            preds[j].append(i)
-        i += 1
-    while queue:
-        j = queue.popleft()
-        if values[j] == 0:
-            continue  # full-board draws: handled below
-        for p in preds[j]:
-            if done[p]:
-                continue
-            if values[j] == -1:
-                values[p], dist[p], done[p] = 1, dist[j] + 1, True
-                queue.append(p)
-            else:
-                left[p] -= 1
-                if left[p] == 0:
-                    values[p], dist[p], done[p] = -1, dist[j] + 1, True
-                    queue.append(p)
-    cells = variant.cells
-    table: dict[Node, tuple[int, int]] = {}
-    for n, node in enumerate(nodes):
-        if done[n] or variant.max_marks is not None:
-            d = dist[n] if done[n] else ENDLESS
-        else:
-            d = cells - len(node[0]) - len(node[1])
-        table[node] = (values[n], d)
-    return Table(variant, table, time.perf_counter() - started)
-
-
-def _line(variant: Variant, queue: tuple[int, ...]) -> bool:
-    own = 0
-    for c in queue:
-        own |= 1 << c
-    return any(own & m == m for m in variant.lines)
+    codes, scores = build_vanishing(variant) if variant.max_marks is not None else build_layered(variant)
+    return Table(variant, codes, scores, time.perf_counter() - started)
 
 
 def cache_path(variant: Variant) -> Path:
     import platformdirs
 
-    return (
-        Path(platformdirs.user_cache_dir("ttt-arena")) / f"table-{variant.name}-rules{RULES_VERSION}.pickle"
-    )
+    name = f"table-{variant.name}-rules{RULES_VERSION}-format{TABLE_FORMAT}.npz"
+    return Path(platformdirs.user_cache_dir("ttt-arena")) / name
 
 
 _TABLES: dict[str, Table] = {}
@@ -214,21 +201,22 @@ def solve(variant_name: str, *, use_cache: bool = True) -> Table:
 
     Raises:
         UnknownVariant: no such variant.
-        Unsolvable: the variant is too large to solve.
+        Unsolvable: the table does not cover the variant.
     """
     variant = find_variant(variant_name)
     if use_cache and variant.name in _TABLES:
         return _TABLES[variant.name]
-    if not solvable(variant):
-        raise Unsolvable(f"{variant.name} has too many positions to solve; only 3x3 boards are solvable")
+    why = refusal(variant.name)
+    if why is not None:
+        raise Unsolvable(why)
     path = cache_path(variant)
     table = None
     if use_cache and path.exists():
         try:
             started = time.perf_counter()
-            with path.open("rb") as f:
-                values = pickle.load(f)
-            table = Table(variant, values, time.perf_counter() - started, from_cache=True)
+            with np.load(path) as saved:
+                codes, scores = saved["codes"].astype(np.int64), saved["scores"].astype(np.int16)
+            table = Table(variant, codes, scores, time.perf_counter() - started, from_cache=True)
         except Exception:
             table = None  # a damaged cache is rebuilt
     if table is None:
@@ -236,12 +224,14 @@ def solve(variant_name: str, *, use_cache: bool = True) -> Table:
         if use_cache:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                with tmp.open("wb") as f:
-                    pickle.dump(table.values, f, protocol=pickle.HIGHEST_PROTOCOL)
+                tmp = path.with_name(path.name + ".tmp.npz")
+                np.savez(tmp, codes=table.codes.astype(np.uint32), scores=table.scores)
                 tmp.replace(path)
             except OSError:
                 pass  # no cache dir: solve again next time
     if use_cache:
         _TABLES[variant.name] = table
     return table
+
+
+__all__ = ["ENDLESS", "WIN", "Node", "Table", "Unsolvable", "build", "refusal", "solvable", "solve"]

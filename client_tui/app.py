@@ -1,9 +1,12 @@
 """`ArenaApp`: the Textual terminal client of ttt-arena.
 
-The app owns the models (`LobbyView`, one `RoomView` per room) and the `Link`.
-One worker reads server events and applies them to the models, then asks the
-visible screen to redraw; requests go out in their own workers so the screen
-never waits on the network. The connection's state is always in the header.
+The app owns the models (`LobbyView`, one `RoomView` per room, the
+`ChallengeBook`) and the `Link`. One worker reads server events and applies them
+to the models, then asks the visible screens to redraw; requests go out in their
+own workers so the screen never waits on the network. The connection's state is
+always in the header. After a reconnection the app subscribes to the lobby again
+and watches again every room it was watching, replacing its views with what the
+server answers (a restarted server remembers neither).
 """
 
 from __future__ import annotations
@@ -12,27 +15,34 @@ import time
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
+from websockets.exceptions import WebSocketException
 
-from client_tui import dialogs
+from client_tui.challenges import ChallengeBook
 from client_tui.link import Link
+from client_tui.lobby import LobbyScreen
 from client_tui.model import LobbyView, RoomView
-from client_tui.screens import ConnectScreen, GameScreen, LobbyScreen, TournamentScreen
+from client_tui.screens import MIN_SIZE, ConnectScreen, GameScreen, TooSmall, TournamentScreen
 from client_tui.text import printable
 from client_tui.tokens import TokenStore
+from client_tui.words import error_text, unreachable_text
 from protocol import messages as m
 from protocol.client import ConnectionLost, RemoteError
 
 #: Variants the post-game review can grade (solved by retrograde analysis).
 REVIEWED = ("classic", "tactic-toe")
+#: The rating of a player's first rated game in a variant (the server's Glicko-2 start).
+START_RATING = 1500.0
 
 
 class ArenaApp(App[None]):
     """``ttt play``: connect, then the lobby; games open as they start."""
 
     TITLE = "ttt-arena"
-    BINDINGS = [Binding("ctrl+q", "quit", "quit", show=False)]
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("ctrl+q", "quit", "quit", show=False, priority=True)]
 
     def __init__(
         self,
@@ -51,7 +61,14 @@ class ArenaApp(App[None]):
         self.link: Link | None = None
         self.lobby = LobbyView()
         self.rooms: dict[str, RoomView] = {}
+        self.challenges = ChallengeBook()
+        #: The last challenge sent to each opponent (a rematch against a bot repeats it).
+        self.last_challenge: dict[str, m.Challenge] = {}
+        #: Games that started before their room was open here: room -> (event, when).
+        self.early: dict[str, tuple[m.GameStarted, float]] = {}
         self.player_id: str | None = None
+        self.status = "not connected"
+        self.form_memory: dict[str, dict[str, object]] = {}
 
     # --- connecting ------------------------------------------------------------------
 
@@ -64,20 +81,32 @@ class ArenaApp(App[None]):
         if self.tournament is not None:
             self.push_screen(TournamentScreen(self.tournament))
             return
-        if not self.player_name:
-            known = self.store.get(self.url)
-            self.player_name = known.name if known else ""
-        self.push_screen(ConnectScreen(self.url, self.player_name))
+        known = self.store.get(self.url)
+        self.push_screen(ConnectScreen(self.url, self.player_name, known.name if known else ""))
         if self.player_name and m.check_name(self.player_name) is None:
             self.start_connect(self.url, self.player_name)
+
+    def on_resize(self, event: events.Resize) -> None:
+        small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
+        shown = isinstance(self.screen, TooSmall)
+        if small and not shown:
+            self.push_screen(TooSmall())
+        elif not small and shown:
+            self.pop_screen()
 
     def start_connect(self, url: str, name: str) -> None:
         self.url, self.player_name = url, name
         self.run_worker(self._connect(), group="connect", exclusive=True)
 
     def _status(self, status: str) -> None:
+        self.status = status
+        self._title()
+
+    def _title(self) -> None:
         where = self.link.url if self.link else self.url
-        self.sub_title = printable(f"{status} · {where} · {self.player_name}")
+        waiting = len(self.challenges.incoming)
+        note = f" · {waiting} challenge{'s' if waiting > 1 else ''} for you" if waiting else ""
+        self.sub_title = printable(f"{self.status} · {where} · {self.player_name}{note}")
 
     async def _connect(self) -> None:
         if self.link is not None:
@@ -85,26 +114,59 @@ class ArenaApp(App[None]):
         link = self.link = Link(self.url, self.player_name, self.store, self._status)
         try:
             welcome = await link.connect()
-        except (RemoteError, OSError, TimeoutError, ConnectionLost) as exc:
-            text = str(exc) or type(exc).__name__
-            self._status("disconnected")
-            if isinstance(self.screen, ConnectScreen):
-                self.screen.show_error(f"could not connect: {text}")
-            self.notify(printable(f"could not connect: {text}"), severity="error", markup=False)
+        except RemoteError as exc:
+            self._refused(error_text(exc.code, exc.message))
+            return
+        except (OSError, TimeoutError, ConnectionLost, WebSocketException):
+            self._refused(f"{unreachable_text()}: is it running at {self.url}?")
             return
         self.player_id = welcome.player.id
         self.run_worker(self._pump(link), group="pump", exclusive=True)
         await self.switch_screen(LobbyScreen())
-        snapshot = await self._ask(m.LobbySubscribe())
-        if isinstance(snapshot, m.LobbySnapshot):
-            self.lobby.load(snapshot)
-        board = await self._ask(m.GetLeaderboard(variant="classic"))
-        if isinstance(board, m.Leaderboard):
-            self.lobby.leaderboard = board
-        self._redraw_lobby()
+        await self._subscribe()
         if welcome.rooms:
             # Games this player sits in (a restart of the client): a snapshot of each.
             await self._ask(m.Resume(rooms=dict.fromkeys(welcome.rooms, 0)))
+
+    def _refused(self, text: str) -> None:
+        self._status("disconnected")
+        if isinstance(self.screen, ConnectScreen):
+            self.screen.show_error(f"could not connect: {text}")
+        self.notify(printable(f"could not connect: {text}"), severity="error", markup=False)
+
+    async def _subscribe(self) -> None:
+        """The lobby and the leaderboard, fresh (at start and after every reconnection)."""
+        snapshot = await self._ask(m.LobbySubscribe())
+        if isinstance(snapshot, m.LobbySnapshot):
+            self.lobby.load(snapshot)
+        await self._fetch_leaderboard()
+        self._redraw_lobby()
+
+    async def _fetch_leaderboard(self) -> None:
+        variant = next((s.variant for s in self.screen_stack if isinstance(s, LobbyScreen)), "classic")
+        board = await self._ask(m.GetLeaderboard(variant=variant))
+        if isinstance(board, m.Leaderboard):
+            self.lobby.leaderboard = board
+            self._redraw_lobby()
+
+    async def _resubscribe(self, resumed: m.Resumed) -> None:
+        """After a reconnection: the lobby again, and every watched room again."""
+        await self._subscribe()
+        for room, view in list(self.rooms.items()):
+            if view.role == "spectator":
+                try:
+                    reply = await self._request(m.Spectate(room=room))
+                except RemoteError:
+                    reply = None
+                except (ConnectionLost, OSError, TimeoutError, WebSocketException):
+                    return  # dropped again: the next reconnection subscribes again
+                if isinstance(reply, m.Joined):
+                    view.load(reply.snapshot, time.monotonic())
+                else:
+                    view.closed = "gone since the server restarted"
+            elif resumed.rooms.get(room) == "gone":
+                view.closed = "gone since the server restarted"
+            self._redraw_room(view, ended=False)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -117,21 +179,41 @@ class ArenaApp(App[None]):
             self.send(message)
 
     async def _send(self, message: m.ClientMessage) -> None:
+        outgoing = None
+        if isinstance(message, m.Challenge):
+            self.last_challenge[message.opponent] = message
+            outgoing = self.challenges.sent(message, time.monotonic())
+            self._redraw_lobby()
         reply = await self._ask(message)
+        if isinstance(message, m.CancelChallenge) and isinstance(reply, m.Ok):
+            self.challenges.closed(message.challenge)
+            self.notify("challenge withdrawn")
+            self._redraw_lobby()
+        if outgoing is not None:
+            if isinstance(reply, m.ChallengeSent):
+                self.challenges.confirmed(outgoing, reply, time.monotonic())
+            else:
+                self.challenges.drop_outgoing(outgoing)
+            self._redraw_lobby()
         if reply is not None:
             self.handle(reply)
 
+    async def _request(self, message: m.ClientMessage) -> m.ServerMessage:
+        if self.link is None:
+            raise ConnectionLost("not connected")
+        return await self.link.request(message)
+
     async def _ask(self, message: m.ClientMessage) -> m.ServerMessage | None:
         """The reply to ``message``, or None after telling the player what went wrong."""
-        if self.link is None:
-            self.notify("not connected", severity="error")
-            return None
         try:
-            return await self.link.request(message)
+            return await self._request(message)
         except RemoteError as exc:
-            self.notify(printable(exc.message), title=exc.code, severity="error", markup=False)
-        except (ConnectionLost, TimeoutError, OSError) as exc:
-            self.notify(printable(f"not sent: {exc or 'timed out'}"), severity="error", markup=False)
+            self.notify(printable(error_text(exc.code, exc.message)), severity="error", markup=False)
+            if exc.code == "no_such_room" and isinstance(message, m.Join | m.Spectate):
+                self.lobby.rooms.pop(message.room, None)  # a stale row: gone from the list
+                self._redraw_lobby()
+        except (ConnectionLost, TimeoutError, OSError, WebSocketException):
+            self.notify("not sent: the connection is down, reconnecting", severity="error")
         return None
 
     def leave_room(self, room: str) -> None:
@@ -145,10 +227,58 @@ class ArenaApp(App[None]):
         if folder is not None:
             self.push_screen(TournamentScreen(folder))
 
+    def answer(self, challenge: str, accept: bool) -> None:
+        """Accept or decline the incoming challenge ``challenge``."""
+        self.challenges.closed(challenge)
+        self._redraw_lobby()
+        if accept:
+            self.send(m.AcceptChallenge(challenge=challenge))
+        else:
+            self.send(m.DeclineChallenge(challenge=challenge))
+
+    def rematch(self, view: RoomView) -> None:
+        """Ask for a rematch; when the opponent left the room (bots do after a game), a
+        new challenge with the same settings and the colours swapped."""
+        mine = view.my_mark
+        if mine is None:
+            return
+        theirs: m.MarkName = "o" if mine == "x" else "x"
+        seat = view.summary.seats.o if mine == "x" else view.summary.seats.x
+        if seat is not None:
+            self.send(m.Rematch(room=view.room))
+            return
+        opponent = view.name_of(theirs)
+        s = view.summary
+        last = self.last_challenge.get(opponent)
+        settings: dict[str, Any] = {
+            "variant": s.variant, "time_control": s.time_control, "rated": s.rated,
+            "ply_cap": s.ply_cap, "level": last.level if last is not None else None,
+        }  # fmt: skip
+        self.notify(printable(f"{opponent} left the room: challenging again with the same settings"))
+        self.leave_room(view.room)
+        self.send(m.Challenge(opponent=opponent, colour=theirs, **settings))
+
+    def grace_seconds(self) -> float:
+        client = self.link.client if self.link is not None else None
+        if client is None or client.session.welcome is None:
+            return 30.0
+        return client.session.welcome.limits.grace_ms / 1000
+
+    def exit_now(self) -> None:
+        self.run_worker(self.action_quit(), group="quit")
+
+    async def action_quit(self) -> None:
+        if self.link is not None:
+            await self.link.close()
+        self.exit()
+
     # --- events -----------------------------------------------------------------------------
 
     async def _pump(self, link: Link) -> None:
         async for event in link.events():
+            if isinstance(event, m.Resumed):  # the link came back: the lobby and watched rooms again
+                self.run_worker(self._resubscribe(event), group="resubscribe", exclusive=True)
+                continue
             self.handle(event)
         if link.status != "closed":
             self.notify(f"connection lost for good: {link.status}", severity="error")
@@ -159,6 +289,7 @@ class ArenaApp(App[None]):
         if isinstance(event, m.Joined):
             self.open_room(event.snapshot, event.invite)
         elif isinstance(event, m.ChallengeAccepted):
+            self.challenges.closed(event.challenge)
             self.open_room(event.snapshot, None)
         elif isinstance(event, m.LobbyUpdate):
             self.lobby.apply(event)
@@ -168,44 +299,78 @@ class ArenaApp(App[None]):
             self._redraw_lobby()
         elif isinstance(event, m.Leaderboard):
             self.lobby.leaderboard = event
-            if isinstance(self.screen, LobbyScreen):
-                self.screen.refresh_leaderboard()
+            self._redraw_lobby()
         elif isinstance(event, m.ChallengeReceived):
-            self.push_screen(dialogs.ChallengeOffer(event), lambda yes: self._answer(event, bool(yes)))
+            first = not self.challenges.incoming
+            self.challenges.received(event, now)
+            if first:  # one notice, however many follow; the list is in the lobby
+                self.notify(printable(f"{event.challenger.name} challenges you: answer in the lobby (a/d)"))
+            self._title()
+            self._redraw_lobby()
         elif isinstance(event, m.ChallengeDeclined):
-            why = f": {event.reason}" if event.reason else ""
-            self.notify(
-                printable(f"{event.by} declined your challenge{why}"), severity="warning", markup=False
-            )
+            self.challenges.closed(event.challenge)
+            why = {"gone": "left", "no_answer": "did not answer"}.get(event.cause, "declined your challenge")
+            reason = f": {event.reason}" if event.reason and event.reason != "declined" else ""
+            self.notify(printable(f"{event.by} {why}{reason}"), severity="warning", markup=False)
+            self._redraw_lobby()
         elif isinstance(event, m.ChallengeCancelled):
+            self.challenges.closed(event.challenge)
             why = f": {event.reason}" if event.reason else ""
             self.notify(printable(f"a challenge to you was withdrawn{why}"), severity="warning", markup=False)
+            self._title()
+            self._redraw_lobby()
+        elif isinstance(event, m.ChallengeExpired):
+            mine = self.challenges.closed(event.challenge)
+            if mine is not None:
+                self.notify(printable(f"your challenge to {mine.challenge.opponent} expired"), markup=False)
+            self._title()
+            self._redraw_lobby()
         elif isinstance(event, m.ChallengeSent):
-            self.notify("challenge sent; waiting for an answer")
+            pass  # listed in the lobby's challenges pane with its countdown
         elif isinstance(event, m.Snapshot) and event.room not in self.rooms:
             self.open_room(event.snapshot, None)
         elif isinstance(event, m.Error):
-            self.notify(printable(event.message), title=event.code, severity="error", markup=False)
+            self.notify(printable(error_text(event.code, event.message)), severity="error", markup=False)
         elif isinstance(event, m.Goodbye):
             self.notify(printable(f"server: {event.reason}"), severity="warning", markup=False)
         elif event.type in m.ROOM_EVENT_TYPES:
-            view = self.rooms.get(getattr(event, "room", ""))
-            if view is not None:
-                view.apply(event, now)
-                self._redraw_room(view, ended=isinstance(event, m.GameEnded))
+            self._room_event(event, now)
 
-    def _answer(self, offer: m.ChallengeReceived, accept: bool) -> None:
-        if accept:
-            self.send(m.AcceptChallenge(challenge=offer.challenge))
-        else:
-            self.send(m.DeclineChallenge(challenge=offer.challenge, reason="declined"))
+    def _room_event(self, event: m.ServerMessage, now: float) -> None:
+        room = getattr(event, "room", "")
+        view = self.rooms.get(room)
+        if view is None:
+            if isinstance(event, m.GameStarted):
+                self.early[room] = (event, now)
+            return
+        view.apply(event, now)
+        if isinstance(event, m.GameStarted):
+            self._know_players(view)
+        if isinstance(event, m.GameEnded) and event.ratings:
+            self.run_worker(self._fetch_leaderboard(), group="leaderboard")
+        self._redraw_room(view, ended=isinstance(event, m.GameEnded))
+
+    def _know_players(self, view: RoomView) -> None:
+        """Who is a bot, and the ratings before the game (for the +12/-12 at its end)."""
+        view.bots = {p.name for p in self.lobby.players.values() if p.kind == "bot"}
+        view.ratings_before = {}
+        for name in (view.x, view.o):
+            player = self.lobby.player_named(name)
+            if player is not None:  # a first rated game starts from the server's 1500
+                view.ratings_before[name] = player.ratings.get(view.summary.variant, START_RATING)
 
     def open_room(self, snapshot: m.RoomSnapshot, invite: str | None) -> None:
         """Show the room of ``snapshot`` (a join, an accepted challenge, a resume)."""
-        view = RoomView.from_snapshot(snapshot, self.player_name, time.monotonic(), invite)
+        now = time.monotonic()
+        view = RoomView.from_snapshot(snapshot, self.player_name, now, invite)
         old = self.rooms.get(view.room)
         if old is not None and old.invite and not invite:
             view.invite = old.invite
+        early = self.early.pop(view.room, None)
+        if early is not None and early[0].first_move_ms and early[0].game == view.game and view.playing:
+            fresh = len(view.moves) == len(early[0].opening)  # no move yet: the countdown runs
+            view.first_move_until = early[1] + early[0].first_move_ms / 1000 if fresh else None
+        self._know_players(view)
         self.rooms[view.room] = view
         if invite:
             self.notify(
@@ -225,29 +390,33 @@ class ArenaApp(App[None]):
         self._redraw_lobby()
 
     def _redraw_lobby(self) -> None:
+        self._title()
         for screen in self.screen_stack:
             if isinstance(screen, LobbyScreen) and screen.is_mounted:
                 screen.refresh_lobby()
+                screen.refresh_leaderboard()
 
     def _redraw_room(self, view: RoomView, ended: bool) -> None:
-        screen = self.screen
-        if isinstance(screen, GameScreen) and screen.view.room == view.room:
-            screen.view = view
-            screen.redraw()
-            if ended:
-                self._review(view)
+        for screen in self.screen_stack:
+            if isinstance(screen, GameScreen) and screen.view.room == view.room:
+                screen.view = view
+                screen.redraw()
+                if ended:
+                    self._review(view)
 
     # --- review --------------------------------------------------------------------------------
 
     def _review(self, view: RoomView) -> None:
+        if view.result is not None and (view.result.reason == "aborted" or not view.moves):
+            return  # nothing was played: nothing to review
         if not self.review or view.summary.variant not in REVIEWED:
             self._show_review(view, None, "no review: only classic and tactic-toe are solved")
             return
-        moves, variant = list(view.moves), view.summary.variant
         self._show_review(view, None, "reviewing against the solved table ...")
-        self.run_worker(lambda: self._grade(view, variant, moves), thread=True, group="review")
+        self.run_worker(lambda: self._grade(view, list(view.moves)), thread=True, group="review")
 
-    def _grade(self, view: RoomView, variant: str, moves: list[int]) -> None:
+    def _grade(self, view: RoomView, moves: list[int]) -> None:
+        game, variant = view.game, view.summary.variant
         from bots.analyse import grade_moves
 
         try:
@@ -255,14 +424,13 @@ class ArenaApp(App[None]):
             why = ""
         except Exception as exc:  # a review must never take the client down
             grades, why = None, f"no review: {exc}"
-        self.call_from_thread(self._show_review, view, grades, why)
+        self.call_from_thread(self._show_review, view, grades, why, game)
 
-    def _show_review(self, view: RoomView, grades: list[Any] | None, why: str) -> None:
+    def _show_review(
+        self, view: RoomView, grades: list[Any] | None, why: str, game: str | None = None
+    ) -> None:
+        if game is not None and view.game != game:
+            return  # a new game began while the old one was being graded
         for screen in self.screen_stack:
             if isinstance(screen, GameScreen) and screen.view is view:
                 screen.show_review(grades, why)
-
-    async def action_quit(self) -> None:
-        if self.link is not None:
-            await self.link.close()
-        self.exit()

@@ -1,15 +1,18 @@
-"""Modal dialogs: create a room, challenge a player, answer a challenge, join by invite,
-and the help screen. Each returns a wire message (or None when cancelled); the
+"""Modal dialogs: create a room, challenge a player, join by invite, and the help
+screen. Each returns a wire message (or None when cancelled); the
 app sends it. Form checks happen here so a bad value never reaches the server."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from client_tui.text import plain, printable
@@ -40,28 +43,34 @@ def time_control(kind: str, first: str, second: str) -> m.NoClock | m.PerMove | 
 
 
 class _Form(ModalScreen[m.ClientMessage | None]):
-    """Shared frame: a title, the fields, an error line, OK and Cancel."""
+    """Shared frame: a title, the fields (one line each, so the form fits 80x24), an
+    error line, OK and Cancel. Fields that don't apply to the current choices hide."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
     DEFAULT_CSS = """
     _Form { align: center middle; }
-    _Form > Vertical { width: 64; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
-    _Form Grid { grid-size: 2; grid-columns: 22 1fr; height: auto; grid-gutter: 0 1; }
-    _Form Grid > Label { padding: 1 0 0 0; }
+    _Form > Vertical {
+        width: 66; height: auto; max-height: 100%; border: thick $accent; background: $surface;
+        padding: 0 1; overflow-y: auto;
+    }
+    _Form Grid { grid-size: 2; grid-columns: 20 1fr; height: auto; grid-gutter: 0 1; grid-rows: 1; }
+    _Form .title { text-style: bold; margin-bottom: 1; }
     _Form #error { color: $error; height: auto; }
-    _Form Horizontal { height: auto; align-horizontal: right; }
+    _Form #buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    _Form .-hidden { display: none; }
     """
     TITLE_TEXT = ""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.TITLE_TEXT, classes="title")
+            yield Label(self.TITLE_TEXT + " (tab: next field, enter: OK, escape: cancel)", classes="title")
             with Grid():
                 yield from self.fields()
             yield Static("", id="error")
-            with Horizontal():
-                yield Button("OK", variant="primary", id="ok")
-                yield Button("Cancel", id="cancel")
+            with Horizontal(id="buttons"):
+                yield Button("OK", variant="primary", id="ok", compact=True)
+                yield Label(" ")
+                yield Button("Cancel", id="cancel", compact=True)
 
     def fields(self) -> ComposeResult:
         raise NotImplementedError
@@ -84,6 +93,7 @@ class _Form(ModalScreen[m.ClientMessage | None]):
         except (ValueError, ArenaError) as exc:
             self.query_one("#error", Static).update(plain(getattr(exc, "message", None) or exc))
             return
+        self.remember()
         self.dismiss(message)
 
     def action_cancel(self) -> None:
@@ -96,27 +106,87 @@ class _Form(ModalScreen[m.ClientMessage | None]):
         value = self.query_one(f"#{widget_id}", Select).value
         return "" if value is Select.NULL else str(value)
 
+    def row(self, label: str, widget: Widget) -> ComposeResult:
+        """A labelled field; both hide together (the label is ``<id>-label``)."""
+        yield Label(label, id=f"{widget.id}-label")
+        yield widget
+
+    def show_field(self, widget_id: str, shown: bool) -> None:
+        for node in (self.query_one(f"#{widget_id}"), self.query_one(f"#{widget_id}-label")):
+            node.set_class(not shown, "-hidden")
+
     def game_fields(self) -> ComposeResult:
-        yield Label("variant")
-        yield Input("classic", id="variant", placeholder="classic, tactic-toe, 15x15k5 ...")
-        yield Label("clock")
-        yield Select(CLOCKS, value="none", allow_blank=False, id="clock")
-        yield Label("seconds / minutes")
-        yield Input("", id="first", placeholder="per move: seconds; or base minutes")
-        yield Label("increment (s)")
-        yield Input("", id="second", placeholder="increment seconds")
-        yield Label("ply cap (tactic-toe)")
-        yield Input("", id="ply_cap", placeholder="default 200")
-        yield Label("rated")
-        yield Checkbox("rated game", True, id="rated")
+        yield from self.row(
+            "variant",
+            Input("classic", id="variant", placeholder="classic, tactic-toe, 15x15k5", compact=True),
+        )
+        yield from self.row(
+            "clock", Select(CLOCKS, value="none", allow_blank=False, id="clock", compact=True)
+        )
+        yield from self.row(
+            "seconds / minutes", Input("", id="first", placeholder="per move: s; or base min", compact=True)
+        )
+        yield from self.row(
+            "increment (s)", Input("", id="second", placeholder="increment seconds", compact=True)
+        )
+        yield from self.row("ply cap", Input("", id="ply_cap", placeholder="default 200", compact=True))
+        yield from self.row("rated", Checkbox(YES_NO[True], True, id="rated", compact=True))
+
+    def on_mount(self) -> None:
+        self.restore()
+        self.fit_fields()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.fit_fields()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self.fit_fields()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        event.checkbox.label = YES_NO[event.value]
+
+    def fit_fields(self) -> None:
+        """Hide the fields the current choices make meaningless."""
+        if not self.query("#clock"):
+            return
+        clock = self.chosen("clock")
+        self.show_field("first", clock != "none")
+        self.show_field("second", clock == "increment")
+        try:
+            tactic = find_variant(self.value("variant")).max_marks is not None
+        except ArenaError:
+            tactic = False
+        self.show_field("ply_cap", tactic)
+
+    @property
+    def memory(self) -> dict[str, dict[str, object]]:
+        """The last values of every form, by form and field (kept by the app, so a new
+        form starts from them)."""
+        memory: dict[str, dict[str, object]] = self.app.__dict__.setdefault("form_memory", {})
+        return memory
+
+    def remember(self) -> None:
+        saved = self.memory.setdefault(type(self).__name__, {})
+        for widget in self.query("Input, Select, Checkbox"):
+            if widget.id and widget.id not in self.FORGET:
+                saved[widget.id] = widget.value  # type: ignore[attr-defined]
+
+    #: Fields never carried to the next form.
+    FORGET: ClassVar[frozenset[str]] = frozenset({"opponent", "room", "invite"})
+
+    def restore(self) -> None:
+        for key, value in self.memory.get(type(self).__name__, {}).items():
+            for widget in self.query(f"#{key}"):
+                with contextlib.suppress(Exception):  # an option gone since: keep the default
+                    widget.value = value  # type: ignore[attr-defined]
+                if isinstance(widget, Checkbox):
+                    widget.label = YES_NO[bool(value)]
 
     def game_options(self) -> dict[str, object]:
         variant = find_variant(self.value("variant"))  # raises UnknownVariant with the valid forms
-        cap_text = self.value("ply_cap")
+        cap_text = self.value("ply_cap") if variant.max_marks is not None else ""
         ply_cap = None
         if cap_text:
-            if variant.max_marks is None:
-                raise ValueError("a ply cap only applies where marks vanish (tactic-toe)")
             ply_cap = int(cap_text)
             if not 1 <= ply_cap <= 10_000:
                 raise ValueError("the ply cap must be 1 to 10000")
@@ -128,6 +198,9 @@ class _Form(ModalScreen[m.ClientMessage | None]):
         }
 
 
+YES_NO = {True: "yes", False: "no"}
+
+
 class CreateRoom(_Form):
     """A new room: variant (any m,n,k size), clock, private with invite, rated, seat."""
 
@@ -135,12 +208,9 @@ class CreateRoom(_Form):
 
     def fields(self) -> ComposeResult:
         yield from self.game_fields()
-        yield Label("private")
-        yield Checkbox("private (invite code)", False, id="private")
-        yield Label("seat")
-        yield Select(
-            [("random", "random"), ("X", "x"), ("O", "o")], value="random", allow_blank=False, id="seat"
-        )
+        yield from self.row("private (invite)", Checkbox(YES_NO[False], False, id="private", compact=True))
+        seats = [("random", "random"), ("X", "x"), ("O", "o")]
+        yield from self.row("seat", Select(seats, value="random", allow_blank=False, id="seat", compact=True))
 
     def build(self) -> m.ClientMessage:
         return m.CreateRoom(
@@ -152,7 +222,8 @@ class CreateRoom(_Form):
 
 class ChallengePlayer(_Form):
     """Challenge a player or bot by name: variant, colour, clock, rated, and the bot's
-    level of play where it offers levels (``levels_of`` says which, by name)."""
+    level of play where it offers levels (``levels_of`` says which, by name). The
+    settings of the last challenge are offered again."""
 
     TITLE_TEXT = "Challenge"
 
@@ -162,31 +233,26 @@ class ChallengePlayer(_Form):
         self.levels_of = levels_of
 
     def fields(self) -> ComposeResult:
-        yield Label("opponent")
-        yield Input(self.opponent, id="opponent", placeholder="a player or bot name")
-        yield from self.game_fields()
-        yield Label("your colour")
-        yield Select(
-            [("random", "random"), ("X (first)", "x"), ("O", "o")],
-            value="random",
-            allow_blank=False,
-            id="colour",
+        yield from self.row(
+            "opponent", Input(self.opponent, id="opponent", placeholder="a player or bot name", compact=True)
         )
-        yield Label("level (bots)")
-        yield Select([], prompt="its default", id="level")
+        yield from self.game_fields()
+        colours = [("random", "random"), ("X (first)", "x"), ("O", "o")]
+        yield from self.row(
+            "your colour", Select(colours, value="random", allow_blank=False, id="colour", compact=True)
+        )
+        yield from self.row("level", Select([], prompt="its default", id="level", compact=True))
 
-    def on_mount(self) -> None:
-        self._offer_levels(self.opponent)
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "opponent":
-            self._offer_levels(event.value)
-
-    def _offer_levels(self, name: str) -> None:
+    def fit_fields(self) -> None:
+        super().fit_fields()
+        if not self.query("#level"):
+            return
         select = self.query_one("#level", Select)
-        levels = self.levels_of(name.strip())
-        select.set_options([(printable(level), level) for level in levels])
+        levels = self.levels_of(self.value("opponent"))
+        if [value for _, value in select._options[1:]] != levels:
+            select.set_options([(printable(level), level) for level in levels])
         select.disabled = not levels
+        self.show_field("level", bool(levels))
 
     def build(self) -> m.ClientMessage:
         opponent = self.query_one("#opponent", Input).value
@@ -207,12 +273,11 @@ class JoinPrivate(_Form):
     TITLE_TEXT = "Join a room by id"
 
     def fields(self) -> ComposeResult:
-        yield Label("room id")
-        yield Input("", id="room")
-        yield Label("invite code")
-        yield Input("", id="invite", placeholder="for a private room")
-        yield Label("watch only")
-        yield Checkbox("spectate", False, id="watch")
+        yield from self.row("room id", Input("", id="room", compact=True))
+        yield from self.row(
+            "invite code", Input("", id="invite", placeholder="for a private room", compact=True)
+        )
+        yield from self.row("watch only", Checkbox(YES_NO[False], False, id="watch", compact=True))
 
     def build(self) -> m.ClientMessage:
         room = self.value("room")
@@ -224,85 +289,72 @@ class JoinPrivate(_Form):
         return m.Join(room=room, invite=invite)
 
 
-class ChallengeOffer(ModalScreen[bool]):
-    """An incoming challenge: accept (True) or decline (False)."""
-
-    BINDINGS = [Binding("a", "answer(True)", "accept"), Binding("d,escape", "answer(False)", "decline")]
-    DEFAULT_CSS = """
-    ChallengeOffer { align: center middle; }
-    ChallengeOffer > Vertical {
-        width: 60; height: auto; border: thick $warning; background: $surface; padding: 1 2;
-    }
-    ChallengeOffer Horizontal { height: auto; align-horizontal: right; }
-    """
-
-    def __init__(self, offer: m.ChallengeReceived) -> None:
-        super().__init__()
-        self.offer = offer
-
-    def compose(self) -> ComposeResult:
-        o = self.offer
-        colour = {"x": "they play X", "o": "they play O", "random": "colours drawn at random"}[o.colour]
-        clock = describe_clock(o.time_control)
-        headline = f"{o.challenger.name} ({o.challenger.kind}) challenges you"
-        if o.opponent is not None and o.seat is not None:  # a game a director arranged
-            headline = f"{o.challenger.name} arranges a game: you against {o.opponent}"
-            colour = f"you play {o.seat.upper()}"
-        with Vertical():
-            yield Static(plain(headline, "bold"))
-            yield Static(plain(f"{o.variant}, {colour}, {clock}, {'rated' if o.rated else 'casual'}"))
-            with Horizontal():
-                yield Button("Accept (a)", variant="success", id="accept")
-                yield Button("Decline (d)", variant="error", id="decline")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "accept")
-
-    def action_answer(self, accept: bool) -> None:
-        self.dismiss(accept)
-
-
-def describe_clock(tc: m.NoClock | m.PerMove | m.Increment) -> str:
+def describe_clock(tc: m.NoClock | m.PerMove | m.Increment, short: bool = False) -> str:
+    """``5 s per move``, ``3 min + 2 s``, ``no clock``; short: ``5s/mv``, ``3+2``, ``-``."""
     if isinstance(tc, m.PerMove):
-        return f"{tc.move_ms / 1000:g} s per move"
+        return f"{tc.move_ms / 1000:g}s/mv" if short else f"{tc.move_ms / 1000:g} s per move"
     if isinstance(tc, m.Increment):
+        if short:
+            return f"{tc.base_ms / 60_000:g}+{tc.increment_ms / 1000:g}"
         return f"{tc.base_ms / 60_000:g} min + {tc.increment_ms / 1000:g} s"
-    return "no clock"
+    return "-" if short else "no clock"
 
 
 HELP = f"""\
-ttt play: keys
+ttt play: keys            (escape, q, ? or F1 closes; arrows scroll)
 
-Lobby
-  enter      take a seat in the selected room (or challenge the selected player)
-  w          watch the selected room
-  c          create a room        b   challenge the selected player or bot
-  j          join a room by id and invite code
-  v          next variant on the leaderboard     t   a tournament's standings
+Anywhere
+  ? or F1    this help               ctrl+q   quit at once
+  tab        next pane or field (a game's board keeps the keyboard)
+
+Lobby (panes: 1 rooms, 2 online, 3 challenges, 4 leaderboard)
+  enter      on a room: sit; on a player: challenge;
+             on a challenge to you: accept
+  w          watch the selected room       c   create a room
+  b          challenge the selected player or bot (last settings kept)
+  a / d      accept / decline the selected (or newest) challenge
+  j          join a room by id and invite  t   a tournament's standings
+  v          leaderboard of the next variant
   q          quit
 
 Game
-  arrows     move the cursor      enter   place a mark there
-  1-9        on 3x3 boards, like a numeric keypad: 7 8 9 is the top row
-  mouse      click a cell
-  r          rematch (colours swap)    g   resign (give up)
-  escape     back to the lobby (leaving a game in progress resigns it)
+  arrows, hjkl, yubn   move the cursor (yubn: diagonals)
+  shift+arrow          jump 5         home / end   the row's ends
+  .                    the last move  enter        play the cursor's cell
+  h8                   a letter, then the row: the cursor goes to h8
+  :h8 enter            play h8 at once
+  1-9                  3x3 boards: play, keypad layout (7 8 9 on top)
+  mouse                click a cell
+  g          resign (asks: g or y confirms)
+  r          rematch (colours swap; a bot that left is challenged again)
+  escape     back to the lobby (while your game runs: resign first)
+  q          quit (during your game it asks: you forfeit after the grace)
+  ← / →      after a game: step through it, each move with its grade
 
-Tactic-toe: each player keeps at most 3 marks. The mark drawn in small,
-dim italics is the one that leaves when its owner next moves; you may not
-place on your own leaving mark. Featured variants: {", ".join(FEATURED)}.
+Tactic-toe: each player keeps at most 3 marks. The small number on a mark
+is how many of its owner's moves it has left; the underlined one leaves
+next. With the cursor on a free cell, the mark your move would remove is
+struck through. You may not play on your own leaving mark.
+
+Variants: {", ".join(FEATURED)},
+and any RxCkK up to 15x15.
 """
 
 
 class Help(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "close")]
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss_help", "close")]
     DEFAULT_CSS = """
     Help { align: center middle; }
-    Help > Static { width: 84; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    Help > VerticalScroll {
+        width: 78; max-width: 100%; height: auto; max-height: 100%; border: round $accent;
+        background: $surface; padding: 0 1;
+    }
+    Help Static { width: auto; }
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(HELP, markup=False)
+        with VerticalScroll():
+            yield Static(HELP, markup=False)
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

@@ -5,21 +5,24 @@ on, and come back after a drop.
 use). `events` yields every pushed message; when the connection drops it
 reports ``reconnecting``, tries again with backoff, resumes every room from the
 last seq seen (the server replays what was missed, or sends a snapshot) and
-carries on, so the screens keep their boards.
+carries on, so the screens keep their boards; the server's `Resumed` answer is
+then yielded too, as the cue to subscribe again to what a new connection lacks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import AsyncIterator, Callable
 
 from client_tui.tokens import TokenStore
+from client_tui.words import error_text, unreachable_text
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError
+from protocol.pacing import Backoff
+from protocol.reconnect import Reconnector
 
 #: Codes after which trying again cannot help.
-FATAL = frozenset({"bad_token", "bad_name", "name_taken", "protocol_version", "already_online"})
+FATAL = frozenset({"bad_token", "bad_name", "name_taken", "protocol_version"})
 
 
 class Link:
@@ -44,6 +47,7 @@ class Link:
         self.attempts = 0
         #: The server's answer to the last resume: per room, replayed, snapshot or gone.
         self.resumed: m.Resumed | None = None
+        self._closed = asyncio.Event()
 
     def _set(self, status: str) -> None:
         self.status = status
@@ -54,7 +58,8 @@ class Link:
 
         Raises:
             RemoteError: the server refused the hello (the code says why).
-            OSError, TimeoutError: the server could not be reached.
+            OSError, TimeoutError, WebSocketException: the server could not be reached
+                (or hung up before the WebSocket handshake was done).
         """
         self._set("connecting")
         known = self.store.get(self.url)
@@ -93,32 +98,47 @@ class Link:
             except ConnectionLost:
                 if self.status == "closed" or not await self._come_back():
                     return
+                if self.resumed is not None:
+                    # The caller's cue to subscribe again: a new connection (and maybe a
+                    # restarted server) knows nothing of the lobby or the rooms watched.
+                    yield self.resumed
 
     async def _come_back(self) -> bool:
-        """Reconnect with backoff until it works; False when it never can."""
+        """Reconnect with backoff until it works; False when it never can (or the link closed)."""
         assert self.client is not None
-        delay, limit = self.backoff
         self.attempts = 0
-        while self.status != "closed":
+
+        def attempt() -> None:
             self.attempts += 1
             self._set("reconnecting")
-            try:
-                self.resumed = await self.client.reconnect()
-            except RemoteError as exc:
-                if exc.code in FATAL:
-                    self._set(f"refused: {exc.code}")
-                    return False
-            except (OSError, TimeoutError, ConnectionLost):
-                pass
-            else:
-                self._remember()
-                self._set("connected")
-                return True
-            await asyncio.sleep(delay * (0.5 + random.random()))
-            delay = min(limit, delay * 2)
-        return False
+
+        backoff = Backoff(*self.backoff)
+
+        def failed(error: Exception, delay: float) -> None:
+            if self.attempts > 1:
+                self._set(unreachable_text(delay))
+
+        again = Reconnector(
+            self.client,
+            backoff=backoff,
+            fatal=FATAL,
+            stop=self._closed,
+            on_attempt=attempt,
+            on_failure=failed,
+        )
+        try:
+            self.resumed = await again.come_back()
+        except RemoteError as exc:
+            self._set(f"refused: {error_text(exc.code, exc.message)}")
+            return False
+        except ConnectionLost:
+            return False  # closed meanwhile
+        self._remember()
+        self._set("connected")
+        return True
 
     async def close(self) -> None:
         self._set("closed")
+        self._closed.set()
         if self.client is not None:
             await self.client.close()

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from client_tui.replay import Replay
 from protocol import messages as m
 from protocol.rules import Mark, State, Variant, find_variant
+from protocol.rules import points as score_of
 
 Role = str  # "x", "o" or "spectator"
 
@@ -51,6 +53,11 @@ class RoomView:
     score: dict[str, float] = field(default_factory=dict)
     closed: str | None = None
     ratings: dict[str, float] = field(default_factory=dict)
+    #: Ratings in this variant when the game started, per player name (for +12/-12).
+    ratings_before: dict[str, float] = field(default_factory=dict)
+    #: Names of the bots among the players (the app knows them from the lobby).
+    bots: set[str] = field(default_factory=set)
+    _replay: Replay | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_snapshot(
@@ -86,6 +93,27 @@ class RoomView:
     def last_move(self) -> int | None:
         return self.moves[-1] if self.moves else None
 
+    @property
+    def thinking(self) -> bool:
+        """A bot is to move (the screen says "thinking…")."""
+        return self.playing and not self.my_turn and self.name_of(self.to_move) in self.bots
+
+    @property
+    def ply_cap(self) -> int | None:
+        return self.summary.ply_cap if self.summary.ply_cap is not None else self.variant.default_ply_cap
+
+    def replay(self) -> Replay:
+        """Every position of the current game (rebuilt when the move list changes)."""
+        replay = self._replay
+        if replay is None or [p.cell for p in replay.plies] != self.moves:
+            replay = self._replay = Replay(self.variant, self.moves, self.summary.ply_cap)
+        return replay
+
+    def position(self) -> State | None:
+        """The current position by the rules (None when the move list can't be replayed)."""
+        replay = self.replay()
+        return replay.last if len(replay.plies) == len(self.moves) else None
+
     def name_of(self, mark: m.MarkName) -> str:
         game_name = self.x if mark == "x" else self.o
         seat_name = self.summary.seats.x if mark == "x" else self.summary.seats.o
@@ -114,7 +142,9 @@ class RoomView:
         self.next_to_vanish = dict(game.next_to_vanish)
         self.clocks, self.clocks_at = game.clocks, now
         self.result = game.result
-        self.first_move_until = None
+        # The snapshot says how long the first move may still take (the game_started it
+        # covers is not sent again).
+        self.first_move_until = now + game.first_move_ms / 1000 if game.first_move_ms else None
 
     def apply(self, event: m.ServerMessage, now: float) -> None:
         """Take one room event of this room (others are ignored)."""
@@ -191,7 +221,7 @@ class RoomView:
         if outcome.reason == "aborted":
             return
         for mark, name in (("x", self.x), ("o", self.o)):
-            points = 0.5 if outcome.winner is None else 1.0 if outcome.winner == mark else 0.0
+            points = score_of(outcome.winner, mark)
             self.score[name] = self.score.get(name, 0.0) + points
 
     def clock_ms(self, mark: m.MarkName, now: float) -> int | None:

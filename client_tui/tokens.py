@@ -13,6 +13,8 @@ from pathlib import Path
 
 from platformdirs import user_config_dir
 
+from protocol.tokens import write_private
+
 #: Set this to keep the file elsewhere (tests use it).
 CONFIG_ENV = "TTT_CONFIG_DIR"
 
@@ -53,9 +55,4 @@ class TokenStore:
     def put(self, server: str, name: str, token: str) -> None:
         data = self._read()
         data[server] = {"name": name, "token": token}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-        tmp.replace(self.path)
+        write_private(self.path, json.dumps(data, indent=1))

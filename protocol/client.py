@@ -28,12 +28,15 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol import messages as m
+from protocol.pacing import Pacer
 from protocol.session import ClientSession, ConnectionLost, Event, RemoteError, Reply, error_for
 
 __all__ = ["ArenaClient", "ConnectionLost", "RemoteError", "connect"]
 
 T = TypeVar("T")
 _CLOSED: Any = object()  # queue sentinel: the connection is gone
+#: What a paced client sends before anything else waiting (the clock is running).
+_URGENT = (m.Move, m.Resign)
 _MAX_REDIRECTS = 3
 
 
@@ -45,6 +48,7 @@ async def connect(
     *,
     timeout: float = 10.0,
     levels: Sequence[str] = (),
+    paced: bool = False,
 ) -> ArenaClient:
     """Open a connection and say hello; the `Welcome` is in ``client.welcome``.
 
@@ -52,7 +56,7 @@ async def connect(
         RemoteError: the server refused the hello (``bad_name``, ``name_taken``, ``bad_token``...).
         OSError, TimeoutError: the server could not be reached.
     """
-    client = ArenaClient(url, name, kind, token, timeout=timeout, levels=levels)
+    client = ArenaClient(url, name, kind, token, timeout=timeout, levels=levels, paced=paced)
     await client.open()
     return client
 
@@ -69,6 +73,7 @@ class ArenaClient:
         *,
         timeout: float = 10.0,
         levels: Sequence[str] = (),
+        paced: bool = False,
     ) -> None:
         if kind not in ("human", "bot"):
             raise ValueError(f"kind must be 'human' or 'bot', not {kind!r}")
@@ -79,6 +84,11 @@ class ArenaClient:
         self.timeout = timeout
         #: Levels of play this player offers (bots), sent in every hello.
         self.levels = tuple(levels)
+        #: Keep within the server's rate limit: each send waits for its turn (`Pacer`).
+        self.paced = paced
+        self._pacer: Pacer | None = None
+        #: Moves and resignations waiting for the pacer: everything else waits behind them.
+        self._urgent = 0
         self.session = ClientSession()
         self.events: asyncio.Queue[m.ServerMessage] = asyncio.Queue()
         self._waiters: dict[str, asyncio.Future[m.ServerMessage]] = {}
@@ -103,7 +113,11 @@ class ArenaClient:
         return self.session.last_seq
 
     async def open(self) -> m.Welcome:
-        """Connect to ``self.url`` and say hello (with the token, if one is known)."""
+        """Connect to ``self.url`` and say hello (with the token, if one is known); a
+        connection still open is closed first."""
+        if self._ws is not None:
+            await self._drop()
+        self._pacer = None  # a new connection starts with a full bucket on the server
         self._ws = await ws_connect(
             self.url, compression=None, open_timeout=self.timeout, max_size=2**20, ping_interval=20
         )
@@ -117,16 +131,25 @@ class ArenaClient:
         reply = await self.request(hello)
         assert isinstance(reply, m.Welcome)
         self.token = reply.token
+        if self.paced:
+            limits = reply.limits
+            self._pacer = Pacer(limits.rate_per_s, limits.burst, asyncio.get_running_loop().time())
         return reply
 
-    async def reconnect(self, url: str | None = None) -> m.Resumed:
+    async def reconnect(self, url: str | None = None, *, adopt: bool = False) -> m.Resumed:
         """Drop the current connection (if any), connect again as the same player and
-        resume every room from its last seq. Missed events then arrive as events."""
+        resume every room from its last seq (with ``adopt``, also the rooms the welcome
+        lists that this client has not seen, from the start: see
+        `ClientSession.resume_message`). Missed events then arrive as events."""
         await self._drop()
         if url is not None:
             self.url = url
         await self.open()
-        reply = await self.request(self.session.resume_message())
+        return await self.resume(adopt=adopt)
+
+    async def resume(self, *, adopt: bool = False) -> m.Resumed:
+        """Ask for every room's events since the last seq seen (see `reconnect`)."""
+        reply = await self.request(self.session.resume_message(adopt))
         assert isinstance(reply, m.Resumed)
         return reply
 
@@ -156,7 +179,7 @@ class ArenaClient:
         """Send without waiting for the reply; returns the ref (the reply becomes an event)."""
         ref, frame = self.session.request(message)
         self.session.forget(ref)
-        await self._send(frame)
+        await self._send(frame, urgent=isinstance(message, _URGENT))
         return ref
 
     async def send_raw(self, frame: str | bytes) -> None:
@@ -186,7 +209,7 @@ class ArenaClient:
         waiter: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
         self._waiters[ref] = waiter
         try:
-            await self._send(frame)
+            await self._send(frame, urgent=isinstance(message, _URGENT))
             reply = await asyncio.wait_for(waiter, timeout or self.timeout)
         finally:
             self._waiters.pop(ref, None)
@@ -195,9 +218,28 @@ class ArenaClient:
             raise error_for(reply)
         return reply
 
-    async def _send(self, frame: str | bytes) -> None:
+    async def _send(self, frame: str | bytes, urgent: bool = False) -> None:
+        """Send ``frame`` when the pacer allows; an ``urgent`` one (a move, a resignation)
+        goes before the others waiting, so a flood of challenges to answer never costs a
+        game on time."""
         if self._ws is None:
             raise ConnectionLost("not connected")
+        if self._pacer is not None:
+            loop = asyncio.get_running_loop()
+            self._urgent += urgent
+            try:
+                while True:
+                    if not urgent and self._urgent:
+                        await asyncio.sleep(0.002)  # a move is waiting: it goes first
+                        continue
+                    delay = self._pacer.wait(loop.time())
+                    if delay <= 0:
+                        break
+                    await asyncio.sleep(delay)
+            finally:
+                self._urgent -= urgent
+            if self._ws is None:
+                raise ConnectionLost("not connected")
         try:
             await self._ws.send(frame)
         except ConnectionClosed as exc:

@@ -73,9 +73,11 @@ def rules_text(v: Variant) -> str:
                 "4. The win is checked after the removal and the placement: three of your marks"
                 " in a row wins. Only the player who moved can win.",
                 "5. The rules alone never end, so there are two draw rules: the game is drawn when"
-                " the same position (the marks, which of them is oldest, and who is to move)"
-                " occurs for the third time, and when it reaches the ply cap (200 moves by"
-                " default; each game may set its own).",
+                " the same position occurs for the third time, and when it reaches the ply cap"
+                " (200 moves by default; each game may set its own). The same position means the"
+                " same player to move and, for each player, the same cells in the same order of"
+                " age: the whole order in which that player's marks will vanish, not only which"
+                " one is oldest.",
                 "Clients show each player's next-to-vanish mark: the one that leaves when that"
                 " player next moves.",
                 cells,

@@ -15,60 +15,24 @@ Marks travel as ``"x"``/``"o"``; times as whole milliseconds.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from protocol import names
+from protocol.errors import ErrorCode
+from protocol.rules import Mark
+
 #: Bumped when a change is not backwards compatible; sent in `Hello` and `Welcome`.
 PROTOCOL_VERSION = 1
-
-#: Every error code the server sends, with what it means. Clients act on the code.
-ERROR_CODES: dict[str, str] = {
-    "bad_json": "the frame is not a JSON object (or not UTF-8 text)",
-    "bad_message": "the frame is JSON but not a valid message: unknown type, missing or wrong field",
-    "frame_too_large": "the frame is larger than the server's limit (the connection is closed, 1009)",
-    "bad_name": "a player name must be 1 to 24 printable characters with no control or escape characters",
-    "name_taken": "another player already has that name (come back with its token to be that player)",
-    "bad_token": "the token matches no player",
-    "already_online": "that player is connected on another connection",
-    "hello_first": "the first message must be hello",
-    "already_hello": "hello was already accepted on this connection",
-    "protocol_version": "the client's protocol version is not supported",
-    "rate_limited": "too many messages; wait retry_after seconds",
-    "unknown_variant": "the variant name matches no variant",
-    "bad_time_control": "the time control is out of the allowed range",
-    "bad_ply_cap": "a ply cap is only allowed where marks vanish (tactic-toe), 1 to 10000",
-    "bad_opening": "the opening moves are not a legal, unfinished game of that variant",
-    "no_such_room": "no room has that id (or it is private and the invite code is wrong)",
-    "seat_taken": "that seat is occupied",
-    "room_full": "both seats are occupied",
-    "already_seated": "you already hold a seat in that room",
-    "not_in_room": "you are neither seated nor spectating in that room",
-    "not_seated": "only a seated player may do that",
-    "not_your_turn": "it is the other player's turn",
-    "no_game": "no game is in progress in that room",
-    "game_in_progress": "that cannot be done while a game is in progress",
-    "too_many_rooms": "you are in too many rooms at once",
-    "no_such_player": "no player online has that name",
-    "no_such_challenge": "no pending challenge has that id for you",
-    "self_challenge": "you cannot challenge yourself (nor arrange a game you play in: challenge instead)",
-    "same_player": "an arranged game needs two different players",
-    "bad_level": "the challenged player offers no such level (see its `levels` in the lobby)",
-    "malformed_move": "the move is not a cell number",
-    "cell_out_of_range": "the cell number is outside the board",
-    "cell_occupied": "the cell holds a mark",
-    "cell_vacating": "tactic-toe: the cell holds your own oldest mark, which leaves as you move",
-    "game_over": "the game has already ended",
-    "shutting_down": "the server is shutting down",
-    "binary_frame": "frames must be JSON text, not binary",
-    "internal": "the server failed to handle the message; nothing was changed",
-}
 
 #: WebSocket close codes the server uses, with when.
 CLOSE_CODES: dict[int, str] = {
     1000: "normal closure (the client said goodbye)",
     1001: "going away: the server is shutting down (SIGTERM)",
     1002: "protocol error at the WebSocket level",
+    1007: "invalid frame payload: a text frame that is not valid UTF-8",
     1008: "policy violation: no hello in time, a bad hello, too many connections from one address, "
     "or too many bad frames",
     1009: "message too big: a frame over the size limit",
@@ -77,8 +41,18 @@ CLOSE_CODES: dict[int, str] = {
 
 Ref = Annotated[str, Field(max_length=64)]
 RoomId = Annotated[str, Field(min_length=1, max_length=32)]
+#: A cell of a board up to 15x15, as an opening lists it.
 Cell = Annotated[int, Field(ge=0, le=224)]
 MarkName = Literal["x", "o"]
+#: The wire name of each mark, indexed by `Mark`.
+MARK_NAMES: tuple[MarkName, MarkName] = ("x", "o")
+
+
+def mark_named(name: str) -> Mark:
+    """The `Mark` a wire name (``"x"`` or ``"o"``) stands for."""
+    return Mark.O if name == "o" else Mark.X
+
+
 Kind = Literal["human", "bot"]
 VariantName = Annotated[str, Field(min_length=1, max_length=16)]
 Reason = Annotated[str, Field(max_length=200)]
@@ -87,12 +61,9 @@ Level = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9_
 
 
 def check_name(name: str) -> str | None:
-    """Why ``name`` is not a valid player name, or None when it is."""
-    if not 1 <= len(name) <= 24:
-        return "a name must be 1 to 24 characters"
-    if not name.isprintable() or name != name.strip():
-        return "a name must be printable, with no control or escape characters and no outer spaces"
-    return None
+    """Why ``name`` is not a valid player name, or None when it is (the rules are
+    `protocol.names`': the name is checked in its NFKC form, which `Hello` keeps)."""
+    return names.check(names.normalize(name))
 
 
 class Model(BaseModel):
@@ -199,6 +170,9 @@ class GameSnapshot(Model):
     next_to_vanish: dict[MarkName, int | None]
     clocks: Clocks
     result: Result | None = None
+    #: Milliseconds left before the game is aborted for want of a first move (None once
+    #: the first move is made, or the game is over).
+    first_move_ms: int | None = None
 
 
 class RoomSnapshot(Model):
@@ -232,27 +206,39 @@ class Limits(Model):
     burst: int
     grace_ms: int
     max_rooms: int
+    #: Milliseconds a challenge stands before it expires unanswered.
+    challenge_ttl_ms: int = 60_000
+    #: Challenges one player may have pending, as challenger.
+    max_challenges: int = 8
 
 
 # --- client to server --------------------------------------------------------------
 
 
 class Hello(Model):
-    """First message on a connection. With ``token``, the player comes back as itself."""
+    """First message on a connection. Without ``token``: a new player named ``name``
+    (refused with ``name_taken`` if the name is someone's). With a valid ``token``: the
+    token's owner comes back, whatever ``name`` says; the `Welcome` carries the owner's
+    name. If that player is online on another connection, this one takes over: the old
+    one gets `Goodbye` and is closed (1008)."""
 
     type: Literal["hello"] = "hello"
-    name: Annotated[str, Field(max_length=64)]
+    name: Annotated[str, Field(min_length=1, max_length=24)]
     kind: Kind = "human"
     protocol: int = PROTOCOL_VERSION
     token: Annotated[str, Field(max_length=128)] | None = None
     #: Bots: the levels of play it offers in challenges, weakest first.
     levels: Annotated[list[Level], Field(max_length=8)] = []
+    #: With ``token``: resume these rooms at once, each from the last ``seq`` seen (as
+    #: `Resume` does); the `Welcome` then says how (``resumed``) and the catch-up follows it.
+    rooms: Annotated[dict[RoomId, Annotated[int, Field(ge=0)]], Field(max_length=64)] | None = None
     ref: Ref | None = None
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        problem = check_name(value)
+        value = names.normalize(value)
+        problem = names.check(value)
         if problem:
             raise ValueError(problem)
         return value
@@ -292,7 +278,8 @@ class GetLeaderboard(Model):
 
 
 class CreateRoom(Model):
-    """Open a room. ``seat`` sits the creator down at once (``random``: either seat).
+    """Open a room. ``seat`` sits the creator down at once (``random``: either seat);
+    ``seat: null`` makes the creator a spectator of its room.
 
     Reply: `Joined` (with the invite code when ``private``).
     """
@@ -406,11 +393,14 @@ class DeclineChallenge(Model):
 
 
 class Move(Model):
-    """Place a mark on ``cell``. Reply: `Ok` with the ``seq`` of the `Moved` event."""
+    """Place a mark on ``cell``. Reply: `Ok` with the ``seq`` of the `Moved` event.
+
+    Any integer is a well-formed cell (the room refuses one outside its board with
+    ``cell_out_of_range``); anything else (``"4"``, ``4.0``, ``true``) is ``malformed_move``."""
 
     type: Literal["move"] = "move"
     room: RoomId
-    cell: Cell
+    cell: int
     ref: Ref | None = None
 
 
@@ -419,6 +409,22 @@ class Resign(Model):
 
     type: Literal["resign"] = "resign"
     room: RoomId
+    ref: Ref | None = None
+
+
+class CancelChallenge(Model):
+    """Withdraw a challenge you sent. Reply: `Ok`; the challenged player gets
+    `ChallengeCancelled`."""
+
+    type: Literal["cancel_challenge"] = "cancel_challenge"
+    challenge: Annotated[str, Field(min_length=1, max_length=32)]
+    ref: Ref | None = None
+
+
+class ListChallenges(Model):
+    """Reply: `Challenges`, the challenges you sent and those sent to you, still pending."""
+
+    type: Literal["list_challenges"] = "list_challenges"
     ref: Ref | None = None
 
 
@@ -444,6 +450,8 @@ ClientMessage = Annotated[
     | ArrangeGame
     | AcceptChallenge
     | DeclineChallenge
+    | CancelChallenge
+    | ListChallenges
     | Move
     | Resign
     | Ping,
@@ -465,17 +473,29 @@ class Welcome(Model):
     protocol: int = PROTOCOL_VERSION
     limits: Limits
     rooms: list[str] = []
+    #: When the hello asked to resume rooms: per room, as in `Resumed`.
+    resumed: dict[str, Literal["replay", "snapshot", "gone"]] | None = None
     ref: Ref | None = None
 
 
 class Error(Model):
-    """A refused request or frame; ``code`` is one of `ERROR_CODES`. Nothing changed."""
+    """A refused request or frame; ``code`` is one of `protocol.errors.ErrorCode`.
+    Nothing changed."""
 
     type: Literal["error"] = "error"
-    code: str
+    #: Lax so that a server may build it from the code's string; JSON input is checked
+    #: against the registry either way.
+    code: Annotated[ErrorCode, Field(strict=False)]
     message: str
     ref: Ref | None = None
+    #: With ``rate_limited``: seconds to wait before sending again, rounded up to the
+    #: millisecond and never below 0.001 (a wait too short to print is still a wait).
     retry_after: float | None = None
+
+    @field_validator("retry_after")
+    @classmethod
+    def _retry_after(cls, value: float | None) -> float | None:
+        return None if value is None else max(0.001, math.ceil(value * 1000 - 1e-6) / 1000)
 
 
 class Ok(Model):
@@ -540,6 +560,29 @@ class Leaderboard(Model):
 class ChallengeSent(Model):
     type: Literal["challenge_sent"] = "challenge_sent"
     challenge: str
+    #: Milliseconds before the challenge expires unanswered (`ChallengeExpired`).
+    expires_ms: int | None = None
+    ref: Ref | None = None
+
+
+class ChallengeInfo(Model):
+    """A pending challenge, as `Challenges` lists it."""
+
+    challenge: str
+    challenger: str
+    opponent: str
+    variant: str
+    colour: Literal["x", "o", "random"]
+    rated: bool
+    expires_ms: int
+
+
+class Challenges(Model):
+    """Reply to `ListChallenges`."""
+
+    type: Literal["challenges"] = "challenges"
+    outgoing: list[ChallengeInfo] = []
+    incoming: list[ChallengeInfo] = []
     ref: Ref | None = None
 
 
@@ -575,6 +618,8 @@ class ChallengeReceived(Model):
     seat: MarkName | None = None
     #: In a game a director arranged: the player you would face (None: the challenger).
     opponent: str | None = None
+    #: Milliseconds before the challenge expires unanswered (`ChallengeExpired`).
+    expires_ms: int | None = None
 
 
 class ChallengeAccepted(Model):
@@ -607,6 +652,13 @@ class ChallengeCancelled(Model):
     type: Literal["challenge_cancelled"] = "challenge_cancelled"
     challenge: str
     reason: str = ""
+
+
+class ChallengeExpired(Model):
+    """Pushed to both sides: the challenge was not answered in time and no longer stands."""
+
+    type: Literal["challenge_expired"] = "challenge_expired"
+    challenge: str
 
 
 class Redirect(Model):
@@ -756,6 +808,8 @@ ServerMessage = Annotated[
     | ChallengeAccepted
     | ChallengeDeclined
     | ChallengeCancelled
+    | ChallengeExpired
+    | Challenges
     | Redirect
     | Goodbye
     | SeatsChanged

@@ -78,6 +78,9 @@ class ClientSession:
         self.pending: set[str] = set()
         #: Last room-event seq seen, per room id.
         self.last_seq: dict[str, int] = {}
+        #: Rooms the server answered for (joined, or resumed): their events are this
+        #: session's from the start, so their last seq is one to resume from.
+        self.answered: set[str] = set()
         self.welcome: m.Welcome | None = None
 
     def request(self, message: m.ClientMessage) -> tuple[str, str]:
@@ -119,17 +122,33 @@ class ClientSession:
             self.welcome = message
         elif isinstance(message, m.Joined | m.ChallengeAccepted):
             self.last_seq[message.room] = message.snapshot.seq
+            self.answered.add(message.room)
         elif isinstance(message, m.Resumed):
             for room, how in message.rooms.items():
                 if how == "gone":
                     self.last_seq.pop(room, None)
+                    self.answered.discard(room)
+                else:
+                    self.answered.add(room)
         elif isinstance(message, m.RoomClosed):
             pass  # the seq is recorded by receive; the room id stays known until left
 
     def left(self, room: str) -> None:
         """Stop tracking ``room`` (after a `Leave`)."""
         self.last_seq.pop(room, None)
+        self.answered.discard(room)
 
-    def resume_message(self) -> m.Resume:
-        """The `Resume` to send after reconnecting: every room with its last seq."""
-        return m.Resume(rooms=dict(self.last_seq))
+    def resume_message(self, adopt: bool = False) -> m.Resume:
+        """The `Resume` to send after reconnecting: every room with its last seq.
+
+        With ``adopt``, also every room the last `Welcome` says this player sits in
+        and the server never answered this session for (a game from before the
+        process started), from its beginning (seq 0: the server sends a snapshot),
+        even if some of its events came already.
+        """
+        rooms = dict(self.last_seq)
+        if adopt and self.welcome is not None:
+            for room in self.welcome.rooms:
+                if room not in self.answered:
+                    rooms[room] = 0
+        return m.Resume(rooms=rooms)

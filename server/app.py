@@ -1,13 +1,14 @@
-"""The async shell: sockets in, decisions from the rooms, store writes, then announcements out.
+"""The async shell: frames in, the arena's decisions carried out, frames out.
 
-`ArenaServer` owns the WebSocket server (``websockets.asyncio.server.serve``),
-the connections, the rooms, the writer and the event bus. It decides nothing
-about games itself: `server.room.Room` does, and `server.requests` maps each
-request to a room decision. Everything a room announces goes through
-`commit`: stored first (batched by the writer), then sent and published.
+`ArenaServer` owns the WebSocket server (``websockets.asyncio.server.serve``), the
+connections, the writer, the timers and the event bus. It decides nothing about games:
+each frame is checked against the transport's limits (size, rate, JSON) and handed to
+`server.arena.Arena`, whose `Decision` it carries out: frames to send now, operations to
+store, frames to send once stored (`Arena.deliver` says which), times to wake the arena.
 
-Other modules (the MQTT feed) use: ``server.bus``, ``server.config``,
-``server.rooms`` / `room`, `remote_room`, `relay_room_event`, `remote_node`.
+The path of a move: socket -> `ArenaServer.receive` (limits, parse) -> `events.receive`
+-> `server.requests.on_move` -> `Room.play` -> `Decision` -> `Writer.submit` -> stored ->
+`Arena.deliver` -> `Outbox.send`.
 """
 
 from __future__ import annotations
@@ -15,36 +16,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import itertools
 import logging
-import secrets
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from protocol import __version__
 from protocol import messages as m
-from server.arrange import ArrangedChallenge, player_gone
-from server.arrange import tick as arrangement_tick
+from protocol.bucket import TokenBucket
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.frames import read_client, ref_of
+from server import events, outage
+from server.accept import AcceptErrors, ConnectionCap, default_limit
+from server.arena import Arena
 from server.bus import EventBus, FeedEvent
 from server.config import ServerConfig
 from server.connection import ArenaConnection
-from server.ops import SeqSaved, StoreOp
-from server.ratings import Rating, Ratings
-from server.room import Changes, Room, RoomRules
+from server.decision import Announce, Close, Decision, Out, Publish
+from server.frames import is_moved
+from server.metrics import ServerMetrics
+from server.players import Player
+from server.recovery import recover
+from server.room import Room
 from server.store import Store
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
 
+#: How many times the ordinary message rate a director's connection gets.
+DIRECTOR_FACTOR = 50
 
-class Outbox:
+
+class FrameOutbox:
     """Sends text frames; while `holding` (the writer announcing a batch), a connection's
     frames are gathered and written with one transport write: a mover's ``moved`` and
     ``ok`` leave in one TCP segment rather than one system call each."""
@@ -94,58 +103,35 @@ class Outbox:
             log.warning("skipped frames: failed to write: %s", exc)
 
 
-@dataclass
-class Player:
-    id: str
-    name: str
-    kind: str
-    token_hash: str
-    #: Levels of play a bot offers, as said in its latest hello (not stored).
-    levels: tuple[str, ...] = ()
-
-
 @dataclass(eq=False)
 class Conn:
-    """One WebSocket connection and what the server knows about it."""
+    """One WebSocket connection: the transport's side of an arena `Session`."""
 
+    id: int
     ws: ServerConnection
     ip: str
-    out: Outbox
-    player: Player | None = None
-    tokens: float = 0.0
-    refilled: float = 0.0
+    out: FrameOutbox
+    bucket: TokenBucket
     bad_frames: int = 0
-    lobby: bool = False
+    #: Frames refused over the rate limit since the last one let through.
+    flooded: int = 0
+    #: A tournament director the operator named (``--director``): a larger budget.
+    director: bool = False
+    #: The lobby changed while this connection could not take more (a snapshot is owed).
+    lobby_stale: bool = False
     closing: bool = False
+    #: Who said hello on this connection (the arena's session has it too).
+    player: Player | None = None
+    #: Frames that came while its hello waits for a read of the shared store (in order).
+    held: list[str | bytes] | None = None
 
     def send(self, text: str) -> None:
         self.out.send((self.ws,), text)
-
-    def take_token(self, now: float, rate: float, burst: int) -> float:
-        """Spend one message from the bucket; returns 0, or seconds to wait when empty."""
-        self.tokens = min(float(burst), self.tokens + (now - self.refilled) * rate)
-        self.refilled = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return 0.0
-        return (1.0 - self.tokens) / rate
-
-
-@dataclass
-class RemoteRoom:
-    """A room hosted on another node, as the feed reports it."""
-
-    summary: dict[str, Any]
-    node: str
 
 
 @dataclass
 class Metrics:
     frames: int = 0
-    moves: int = 0
-    games_started: int = 0
-    games_finished: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
     connections_total: int = 0
     relayed: int = 0
 
@@ -156,56 +142,98 @@ class ArenaServer:
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
         self.store = store or Store(self.config.db, self.config.sync)
+        self.arena = Arena(self.config)
+        self.shared: Any = None
+        if self.config.node_id != "local":  # several nodes share the store: read through it
+            from server.feed.shared import wire
+
+            self.shared = wire(self.arena, self.store)
+        self._reads: set[asyncio.Task[None]] = set()
         self.bus = EventBus()
-        self.outbox = Outbox()
-        self.writer = Writer(self.store, announcing=self.outbox.holding)
-        self.ratings = Ratings()
+        self.outbox = FrameOutbox()
         self.metrics = Metrics()
-        self.rules = RoomRules(self.config.grace, self.config.first_move, self.config.replay_events)
-        self.rooms: dict[str, Room] = {}
-        self.players: dict[str, Player] = {}
-        self.by_name: dict[str, Player] = {}
-        self.by_token: dict[str, Player] = {}
-        self.online: dict[str, Conn] = {}
-        self.conns: set[Conn] = set()
-        self.per_ip: Counter[str] = Counter()
-        self.challenges: dict[str, Any] = {}
-        #: Arranged games waiting for their players, by room id (`server.arrange`).
-        self.arrangements: dict[str, Any] = {}
-        self.remote_rooms: dict[str, RemoteRoom] = {}
-        self.remote_nodes: dict[str, str] = {}
+        self.prometheus = ServerMetrics(self)
+        self.writer = Writer(
+            self.store,
+            announcing=self.outbox.holding,
+            committed=self.prometheus.store_commit.observe,
+            failing=self._store_failing,
+            recovered=self._store_recovered,
+        )
+        self.conns: dict[int, Conn] = {}
+        self.per_ip: dict[str, int] = {}
+        #: The message budget each address's connections share.
+        self.ip_buckets: dict[str, TokenBucket] = {}
+        self.cap = ConnectionCap(self.config.max_connections or default_limit())
+        self.accept_errors: AcceptErrors | None = None
         self.feed: Any = None
-        self._lobby_rooms: set[str] = set()
-        self._lobby_players: set[str] = set()
+        self._ids = itertools.count(1)
         self._lobby_flush: asyncio.Handle | None = None
         self._timers: list[tuple[float, str]] = []
+        self._next_wake: dict[str, float] = {}
         self._wake = asyncio.Event()
+        self._started_at: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._server: Server | None = None
         self.port = self.config.port
         self.started = time.time()
         self.stopping = False
 
-    # --- lifecycle ------------------------------------------------------------------
+    # --- what other modules and tests read ------------------------------------------------
+
+    @property
+    def rooms(self) -> dict[str, Room]:
+        return self.arena.rooms
+
+    @property
+    def players(self) -> dict[str, Player]:
+        return self.arena.players.by_id
+
+    @property
+    def challenges(self) -> dict[str, Any]:
+        return self.arena.challenges
+
+    @property
+    def arrangements(self) -> dict[str, Any]:
+        return self.arena.arrangements
+
+    @property
+    def ratings(self) -> Any:
+        return self.arena.ratings
+
+    @property
+    def online(self) -> dict[str, Conn]:
+        """Player id -> its connection."""
+        return {pid: self.conns[s.conn] for pid, s in self.arena.online.items() if s.conn in self.conns}
+
+    def room(self, room_id: str) -> Room | None:
+        """The local room ``room_id``, if this node hosts it."""
+        return self.arena.rooms.get(room_id)
+
+    # --- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Load the store, recover rooms, and listen. ``self.port`` is the bound port."""
-        from server.recovery import recover
-
-        recover(self, self.now())
         self._tasks.append(asyncio.create_task(self.writer.run(), name="writer"))
         self._tasks.append(asyncio.create_task(self.writer.checkpoints(), name="checkpoints"))
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
+        self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
+        self.carry_out(recover(self.arena, self.store, self.now()))
         from server.http import process_request
 
+        self.accept_errors = AcceptErrors(asyncio.get_running_loop())
+        self.accept_errors.install()
         self._server = await serve(
             self._handle,
-            self.config.host,
-            self.config.port,
+            sock=self.cap.listen(self.config.host, self.config.port),
             compression=None,
-            max_size=self.config.max_frame,
+            # Frames up to 4x the limit are read and refused with `frame_too_large`;
+            # larger ones close the connection (1009) before they are read.
+            max_size=self.config.max_frame * 4,
             max_queue=16,
-            create_connection=ArenaConnection,
+            write_limit=self.config.write_limit,
+            create_connection=self.cap.connection_class(ArenaConnection),
+            origins=self.config.ws_origins,
             open_timeout=self.config.open_timeout,
             ping_interval=self.config.ping_interval,
             ping_timeout=self.config.ping_timeout,
@@ -228,7 +256,7 @@ class ArenaServer:
             return
         self.stopping = True
         goodbye = m.encode(m.Goodbye(reason="server shutting down", close_code=1001))
-        self.outbox.send([c.ws for c in self.conns], goodbye)
+        self.outbox.send([c.ws for c in self.conns.values()], goodbye)
         if self._server is not None:
             self._server.close(close_connections=True, code=1001, reason="server shutting down")
             with contextlib.suppress(Exception):
@@ -243,7 +271,11 @@ class ArenaServer:
         if self.feed is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.feed.close(), 5)
+        if self.shared is not None:
+            self.shared.close()
         self.store.close()
+        if self.accept_errors is not None:
+            self.accept_errors.uninstall()
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -254,178 +286,272 @@ class ArenaServer:
     def now() -> float:
         return asyncio.get_running_loop().time()
 
-    # --- connections --------------------------------------------------------------------
+    # --- connections ------------------------------------------------------------------------
 
     async def _handle(self, ws: ServerConnection) -> None:
         ip = str(ws.remote_address[0]) if ws.remote_address else "?"
         if self.stopping:
             await ws.close(1001, "server shutting down")
             return
-        if self.per_ip[ip] >= self.config.max_conns_per_ip:
-            self.metrics.errors["too_many_connections"] += 1
+        if self.per_ip.get(ip, 0) >= self.config.max_conns_per_ip:
+            self.arena.errors["too_many_connections"] += 1
             await ws.close(1008, "too many connections from this address")
             return
-        conn = Conn(ws, ip, self.outbox, tokens=float(self.config.burst), refilled=self.now())
-        self.per_ip[ip] += 1
-        self.conns.add(conn)
+        cfg = self.config
+        conn = Conn(next(self._ids), ws, ip, self.outbox, TokenBucket(cfg.rate, cfg.burst, self.now()))
+        session = self.arena.connect(conn.id, ip)
+        self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
+        if ip not in self.ip_buckets:
+            self.ip_buckets[ip] = TokenBucket(cfg.ip_rate, cfg.ip_burst, self.now())
+        if isinstance(ws, ArenaConnection):
+            ws.on_drained = lambda: self._drained(conn)
+        self.conns[conn.id] = conn
         self.metrics.connections_total += 1
-        from server.requests import dispatch
-
         try:
-            deadline = self.now() + self.config.hello_timeout
-            while conn.player is None:  # bad frames before the hello do not stop the clock
+            deadline = self.now() + cfg.hello_timeout
+            while session.player is None:  # bad frames before the hello do not stop the clock
                 try:
                     first = await asyncio.wait_for(ws.recv(), max(0.0, deadline - self.now()))
                 except TimeoutError:
-                    self.error(conn, "hello_first", f"no hello within {self.config.hello_timeout:g} s")
+                    self.carry_out(
+                        self.arena.refuse(conn.id, "hello_first", f"no hello within {cfg.hello_timeout:g} s")
+                    )
                     await ws.close(1008, "no hello in time")
                     return
-                dispatch(self, conn, first)
+                self.receive(conn, first)
+                if conn.closing:
+                    break
+            conn.player = session.player
+            if conn.player is not None and conn.player.name.casefold() in cfg.directors:
+                conn.director = True  # arranging games is not throttled like playing
+                factor = DIRECTOR_FACTOR
+                conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())
             if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
-                ws.on_text = lambda frame: dispatch(self, conn, frame)
+                ws.on_text = lambda frame: self.receive(conn, frame)
             async for frame in ws:  # what still comes this way: fragmented, binary, queued
-                dispatch(self, conn, frame)
+                self.receive(conn, frame)
         except ConnectionClosed:
             pass
         finally:
             if isinstance(ws, ArenaConnection):  # ws -> on_text -> conn -> ws: no cycle left for the GC
                 ws.on_text = None
-            self.conns.discard(conn)
-            self.per_ip[ip] -= 1
-            if self.per_ip[ip] <= 0:
-                del self.per_ip[ip]
+                ws.on_drained = None
+            self.conns.pop(conn.id, None)
+            left = self.per_ip.get(ip, 1) - 1
+            if left <= 0:
+                self.per_ip.pop(ip, None)
+                self.ip_buckets.pop(ip, None)
+            else:
+                self.per_ip[ip] = left
             self._gone(conn)
 
     def _gone(self, conn: Conn) -> None:
-        """A connection ended: its player's rooms hold the seats for the grace period; its
-        challenges are withdrawn and the arranged games it directs or plays in are called off."""
-        player = conn.player
-        if player is None or self.online.get(player.id) is not conn:
+        """A connection ended: the arena holds its player's seats for the grace period."""
+        if self.feed is not None:
+            from server.feed.spectate import stop_all
+
+            stop_all(conn)
+        self.carry_out(events.disconnect(self.arena, conn.id, self.now(), self.stopping))
+
+    def receive(self, conn: Conn, frame: str | bytes) -> None:
+        """One frame from ``conn``: the transport's checks, then the arena's decision."""
+        self.metrics.frames += 1
+        if conn.closing:
             return
-        del self.online[player.id]
-        self._lobby_players.add(player.id)
-        self._schedule_lobby()
-        withdrawn = m.ChallengeCancelled(challenge="", reason=f"{player.name} went offline")
-        for cid, ch in list(self.challenges.items()):
-            if player.id in (ch.challenger, ch.opponent):
-                del self.challenges[cid]
-                opponent = self.online.get(ch.opponent)
-                if (
-                    ch.challenger == player.id
-                    and opponent is not None
-                    and not isinstance(ch, ArrangedChallenge)
-                ):
-                    opponent.send(m.encode(withdrawn.model_copy(update={"challenge": cid})))
-        if self.stopping:
+        if conn.held is not None:
+            conn.held.append(frame)
             return
-        player_gone(self, player.id)  # arranged games it directs or plays in are called off
         now = self.now()
-        for room in list(self.rooms.values()):
-            if room.has(player.id) and not room.closed:
-                self.commit(room, room.drop(player.id, now))
+        wait = conn.bucket.take(now) or (0.0 if conn.director else self.ip_buckets[conn.ip].take(now))
+        if wait:  # before anything else: a flood costs the flooder, not the server
+            self._flooded(conn, frame, wait)
+            return
+        conn.flooded = 0
+        if isinstance(frame, bytes):
+            self._bad_frame(conn, "binary_frame", "send JSON as text frames", None)
+            return
+        if len(frame) > self.config.max_frame and len(frame.encode()) > self.config.max_frame:
+            self._bad_frame(
+                conn, "frame_too_large", f"frames are limited to {self.config.max_frame} bytes", None
+            )
+            return
+        try:
+            message = read_client(frame)
+        except ProtocolError as exc:
+            self._bad_frame(conn, exc.code, exc.message, exc.ref)
+            return
+        session = self.arena.sessions.get(conn.id)
+        if session is not None and session.player is not None and self._remote(conn, message):
+            return
+        if self.shared is not None and isinstance(message, m.Hello) and self.shared.needs(message):
+            self._read_then(conn, self.shared.load(message), message)
+            return
+        self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
+
+    def _read_then(self, conn: Conn, read: Any, message: m.ClientMessage) -> None:
+        """Decide ``message`` once ``read`` (a read of the shared store, in a thread) is done;
+        the connection's frames meanwhile wait their turn."""
+        conn.held = []
+
+        async def then() -> None:
+            try:
+                await read
+            except Exception:
+                log.exception("reading the shared store failed")
+            held, conn.held = conn.held or [], None
+            if conn.closing or conn.id not in self.arena.sessions:
+                return
+            self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
+            for frame in held:
+                self.receive(conn, frame)
+
+        self._spawn(then())
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._reads.add(task)
+        task.add_done_callback(self._reads.discard)
+
+    def _remote(self, conn: Conn, message: m.ClientMessage) -> bool:
+        """Watching a room hosted on another node goes through the feed (issue 7)."""
+        if self.feed is None:
+            return False
+        from server.feed.spectate import spectate_remote, stop_watching
+
+        if isinstance(message, m.Spectate) and message.room not in self.arena.rooms:
+            return spectate_remote(self, conn, message)
+        if (
+            isinstance(message, m.Leave)
+            and message.room not in self.arena.rooms
+            and stop_watching(conn, message.room)
+        ):
+            conn.send(m.encode(m.Ok(ref=message.ref)))
+            return True
+        return False
+
+    def _flooded(self, conn: Conn, frame: str | bytes, wait: float) -> None:
+        """A frame over the rate limit: the first of a burst is answered (``rate_limited``),
+        the rest are dropped unread, and a connection that keeps on is closed (1008)."""
+        conn.flooded += 1
+        self.arena.errors["rate_limited"] += 1
+        if conn.flooded == 1:
+            small = isinstance(frame, str) and len(frame) <= self.config.max_frame
+            error = m.Error(
+                code=ErrorCode.RATE_LIMITED,
+                message="too many messages",
+                ref=ref_of(frame) if small else None,
+                retry_after=max(0.001, round(wait, 3)),
+            )
+            conn.send(m.encode(error))
+        elif conn.flooded > self.config.max_flood:
+            log.info("closing a connection from %s: flooding", conn.ip)
+            self.close_conn(conn, 1008, "flooding: too many messages")
+
+    def _drained(self, conn: Conn) -> None:
+        """A stalled connection caught up: a lobby it missed comes as one fresh snapshot."""
+        session = self.arena.sessions.get(conn.id)
+        if conn.lobby_stale and session is not None and session.lobby and not conn.closing:
+            conn.lobby_stale = False
+            conn.send(m.encode(self.arena.lobby_snapshot(None)))
+
+    async def _drop_stalled(self, every: float = 0.5) -> None:
+        """Close connections whose write buffer stayed over its limit (they do not read):
+        their seats get the grace period like any other dropped connection."""
+        while True:
+            await asyncio.sleep(every)
+            now = self.now()
+            for conn in list(self.conns.values()):
+                ws = conn.ws
+                since = ws.stalled_since if isinstance(ws, ArenaConnection) else None
+                if since is None or now - since <= self.config.stall_timeout or conn.closing:
+                    continue
+                log.info("closing a connection from %s: it does not read what it is sent", conn.ip)
+                conn.closing = True
+                session = self.arena.sessions.get(conn.id)
+                if session is not None:
+                    session.closing = True
+                ws.transport.abort()  # a close frame would wait behind what it does not read
+
+    def _lobby_sockets(self, listeners: list[int]) -> list[ServerConnection]:
+        """The lobby listeners that can take more now; the others are owed a snapshot."""
+        sockets = []
+        for conn_id in listeners:
+            conn = self.conns.get(conn_id)
+            if conn is None:
+                continue
+            ws = conn.ws
+            if conn.lobby_stale or (isinstance(ws, ArenaConnection) and ws.stalled_since is not None):
+                conn.lobby_stale = True
+                continue
+            sockets.append(ws)
+        return sockets
+
+    def _bad_frame(self, conn: Conn, code: str, text: str, ref: str | None) -> None:
+        conn.bad_frames += 1
+        self.carry_out(self.arena.refuse(conn.id, code, text, ref))
+        if conn.bad_frames > self.config.max_bad_frames:
+            self.close_conn(conn, 1008, "too many bad frames")
 
     def close_conn(self, conn: Conn, code: int, reason: str) -> None:
         if not conn.closing:
             conn.closing = True
+            session = self.arena.sessions.get(conn.id)
+            if session is not None:
+                session.closing = True
             asyncio.get_running_loop().create_task(conn.ws.close(code, reason))
 
-    def error(
-        self, conn: Conn, code: str, message: str, ref: str | None = None, retry_after: float | None = None
-    ) -> None:
-        self.metrics.errors[code] += 1
-        conn.send(m.encode(m.Error(code=code, message=message, ref=ref, retry_after=retry_after)))
+    # --- carrying decisions out ------------------------------------------------------------
 
-    # --- announcing ------------------------------------------------------------------------
-
-    def commit(
-        self,
-        room: Room | None,
-        changes: Changes,
-        then: Callable[[], None] | None = None,
-        ops: list[StoreOp] | None = None,
-    ) -> None:
-        """Store ``changes`` (and ``ops``), then announce its events to the room, then ``then``."""
-        all_ops = list(changes.ops) + (ops or [])
-        if room is not None and changes.events and not changes.ops:
-            all_ops.append(SeqSaved(room.id, room.seq))
-        for game, ended in changes.finished:
-            self.metrics.games_finished += 1
-            if game.rated and ended.outcome.reason != "aborted":
-                score = {"1-0": 1.0, "0-1": 0.0}.get(ended.outcome.result, 0.5)
-                if self.config.node_id != "local":  # feed hook (issue 7): ratings from the shared store
-                    from server.feed.shared import refresh_ratings
-
-                    refresh_ratings(self, room.variant.name if room else None, [game.x, game.o])
-                saved = self.ratings.rate(room.variant.name if room else "", game.x, game.o, score)
-                all_ops += saved
-                ended.ratings = {self.players[s.player].name: round(s.rating, 1) for s in saved}
-
-        def announce() -> None:
-            if room is not None:
-                self._announce(room, changes)
-            if then is not None:
-                then()
-
-        if room is not None:
-            self._schedule_room(room)
-        self.writer.submit(all_ops, announce)
-
-    def _announce(self, room: Room, changes: Changes) -> None:
-        summary_changed = False
-        if changes.events:
-            sockets = [c.ws for p in room.members() if (c := self.online.get(p)) is not None]
-            # Building the feed's JSON costs as much as the frame; skip it when nobody listens.
-            feeding = bool(self.bus._subscriptions)
-            for event in changes.events:
-                frame = m.encode(event)
-                room.announced(event.seq, frame)
-                self.outbox.send(sockets, frame)
-                if feeding:
-                    self.bus.publish(FeedEvent("room_event", room.id, event.model_dump(mode="json")))
-                if isinstance(event, m.Moved):
-                    self.metrics.moves += 1
-                    continue  # a move changes nothing a room summary shows
-                summary_changed = True
-                if isinstance(event, m.GameStarted):
-                    self.metrics.games_started += 1
-        for game, ended in changes.finished:
-            self._publish_result(room, game, ended)
-        if summary_changed:
-            self._lobby_rooms.add(room.id)
+    def carry_out(self, decision: Decision) -> None:
+        """Send what goes now, store what must be stored, then deliver the rest, in order."""
+        if decision.now:
+            self._deliver(decision.now)
+        for due, key in decision.wake:
+            self.wake_at(due, key)
+        if decision.ops or decision.later:
+            later = decision.later
+            decided = time.perf_counter()
+            self.writer.submit(decision.ops, (lambda: self._deliver(later, decided)) if later else None)
+        if self.arena.lobby_dirty:
             self._schedule_lobby()
-        if room.closed:
-            self.rooms.pop(room.id, None)
 
-    def _publish_result(self, room: Room, game: Any, ended: m.GameEnded) -> None:
-        record = m.GameRecord(
-            game=game.id,
-            room=room.id,
-            number=game.number,
-            variant=room.variant.name,
-            x=ended.x,
-            o=ended.o,
-            rated=game.rated,
-            time_control=room.time_control,
-            moves=list(game.state.moves),
-            outcome=ended.outcome,
-            started=0.0,
-            ended=time.time(),
-        )
-        self.bus.publish(FeedEvent("game_result", game.id, record.model_dump(mode="json")))
-        if game.rated and ended.outcome.reason != "aborted":
-            for pid in (game.x, game.o):
-                r: Rating = self.ratings.get(pid, room.variant.name)
-                change = m.RatingChange(
-                    player=pid,
-                    name=self.players[pid].name,
-                    variant=room.variant.name,
-                    rating=r.rating,
-                    rd=r.rd,
-                    games=r.games,
-                )
-                self.bus.publish(FeedEvent("rating", pid, change.model_dump(mode="json")))
-            for pid in (game.x, game.o):
-                self._lobby_players.add(pid)
+    def _deliver(self, items: list[Out], decided: float | None = None) -> None:
+        now = self.now()
+        feeding = bool(self.bus._subscriptions)
+        for item in items:
+            if isinstance(item, Close):
+                conn = self.conns.get(item.conn)
+                if conn is not None:
+                    self.close_conn(conn, item.code, item.reason)
+                continue
+            if isinstance(item, Publish):
+                self._publish(item)
+            for conn_id, frame in self.arena.deliver(item, now):
+                conn = self.conns.get(conn_id)
+                if conn is not None:
+                    conn.send(frame)
+            if isinstance(item, Announce):
+                self._feed_events(item, feeding)
+                if decided is not None and is_moved(item.events[0]):
+                    self.prometheus.move_broadcast.observe(time.perf_counter() - decided)
+        if self.arena.lobby_dirty:
+            self._schedule_lobby()
+
+    def _feed_events(self, ann: Announce, feeding: bool) -> None:
+        for event in ann.events:
+            if isinstance(event, m.GameStarted):
+                self._started_at[event.game] = time.time()
+                room = self.arena.rooms.get(ann.room)
+                if self.shared is not None and room is not None and room.game is not None:
+                    self._spawn(self.shared.refresh([room.game.x, room.game.o]))
+            if feeding:  # building the feed's JSON costs as much as the frame: only for listeners
+                self.bus.publish(FeedEvent("room_event", ann.room, event.model_dump(mode="json")))
+
+    def _publish(self, item: Publish) -> None:
+        payload = item.payload
+        if item.kind == "game_result":
+            payload = {**payload, "started": self._started_at.pop(item.key, 0.0), "ended": time.time()}
+        self.bus.publish(FeedEvent(item.kind, item.key, payload))  # type: ignore[arg-type]
 
     def publish_node(self, status: str) -> None:
         st: Any = status
@@ -435,29 +561,11 @@ class ArenaServer:
             status=st,
             version=__version__,
             connections=len(self.conns),
-            rooms=len(self.rooms),
+            rooms=len(self.arena.rooms),
         )
         self.bus.publish(FeedEvent("node", self.config.node_id, payload.model_dump(mode="json")))
 
-    # --- lobby -----------------------------------------------------------------------------
-
-    def player_info(self, pid: str) -> m.PlayerInfo:
-        p = self.players[pid]
-        kind: Any = p.kind
-        return m.PlayerInfo(
-            id=p.id,
-            name=p.name,
-            kind=kind,
-            ratings=self.ratings.of_player(pid),
-            online=pid in self.online,
-            levels=list(p.levels),
-        )
-
-    def lobby_snapshot(self, ref: str | None) -> m.LobbySnapshot:
-        rooms = [r.summary() for r in self.rooms.values() if not r.private and not r.closed]
-        rooms += [m.RoomSummary.model_validate(r.summary, strict=False) for r in self.remote_rooms.values()]
-        players = [self.player_info(pid) for pid in self.online]
-        return m.LobbySnapshot(rooms=rooms, players=players, ref=ref)
+    # --- lobby --------------------------------------------------------------------------------
 
     def _schedule_lobby(self) -> None:
         if self._lobby_flush is None:
@@ -465,101 +573,75 @@ class ArenaServer:
 
     def _flush_lobby(self) -> None:
         self._lobby_flush = None
-        update = m.LobbyUpdate()
-        for rid in self._lobby_rooms:
-            room = self.rooms.get(rid)
-            if room is None or room.closed:
-                update.rooms_closed.append(rid)
-                self.bus.publish(FeedEvent("room_summary", rid, None))
-            elif not room.private:
-                summary = room.summary()
-                update.rooms.append(summary)
-                self.bus.publish(FeedEvent("room_summary", rid, summary.model_dump(mode="json")))
-        for pid in self._lobby_players:
-            if pid in self.online:
-                update.players.append(self.player_info(pid))
-            else:
-                update.players_gone.append(pid)
-        self._lobby_rooms.clear()
-        self._lobby_players.clear()
-        if update.rooms or update.rooms_closed or update.players or update.players_gone:
-            self.outbox.send([c.ws for c in self.online.values() if c.lobby], m.encode(update))
+        listeners, frame, summaries = self.arena.lobby_update()
+        for rid, summary in summaries:
+            payload = None if summary is None else summary.model_dump(mode="json")
+            self.bus.publish(FeedEvent("room_summary", rid, payload))
+        if frame is not None:
+            self.outbox.send(self._lobby_sockets(listeners), frame)
 
-    def touch_lobby(self, room_id: str | None = None, player_id: str | None = None) -> None:
-        if room_id is not None:
-            self._lobby_rooms.add(room_id)
-        if player_id is not None:
-            self._lobby_players.add(player_id)
-        self._schedule_lobby()
+    # --- timers ---------------------------------------------------------------------------------
 
-    # --- timers ------------------------------------------------------------------------------
-
-    def _schedule_room(self, room: Room) -> None:
-        due = room.next_deadline()
-        if due is not None:
-            self.wake_at(due, room.id)
-
-    def wake_at(self, due: float, room_id: str) -> None:
-        """Look at ``room_id`` (its room and its arrangement) again at ``due``."""
+    def wake_at(self, due: float, key: str) -> None:
+        """Call `events.tick` with ``key`` at ``due`` (a later time for a key already due
+        earlier is asked for again by that earlier tick, so it is not queued twice)."""
+        if self._next_wake.get(key, float("inf")) <= due:
+            return
+        self._next_wake[key] = due
         if not self._timers or due < self._timers[0][0]:
             self._wake.set()
-        heapq.heappush(self._timers, (due, room_id))
+        heapq.heappush(self._timers, (due, key))
 
     async def _run_timers(self) -> None:
         while True:
+            if self.arena.outage is not None:  # no flag falls while nobody can move
+                self._wake.clear()
+                await self._wake.wait()
+                continue
             now = self.now()
             while self._timers and self._timers[0][0] <= now:
-                _, rid = heapq.heappop(self._timers)
-                room = self.rooms.get(rid)
-                if room is not None:
-                    changes = room.tick(now)
-                    if changes.events or changes.ops:
-                        self.commit(room, changes)
-                if rid in self.arrangements:
-                    arrangement_tick(self, rid, now)
+                due, key = heapq.heappop(self._timers)
+                if self._next_wake.get(key) == due:
+                    del self._next_wake[key]
+                self.carry_out(events.tick(self.arena, key, now))
             self._wake.clear()
             timeout = self._timers[0][0] - now if self._timers else None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
 
-    # --- for other modules (the feed, several nodes) ------------------------------------------
+    # --- the store failing (server.outage) ----------------------------------------------------------
 
-    def room(self, room_id: str) -> Room | None:
-        """The local room ``room_id``, if this node hosts it."""
-        return self.rooms.get(room_id)
+    def _store_failing(self, reason: str) -> None:
+        """The writer could not store a batch: refuse changes, pause the clocks."""
+        outage.begin(self.arena, reason, self.now())
 
-    def new_room_id(self) -> str:
-        prefix = "" if self.config.node_id == "local" else f"{self.config.node_id}-"
-        while True:
-            rid = prefix + secrets.token_hex(4)
-            if rid not in self.rooms:
-                return rid
+    def _store_recovered(self) -> None:
+        """The failing batch is stored (its announcements come next): clocks and deadlines
+        move on by the outage, and the timers start again from the new deadlines."""
+        self._timers.clear()
+        self._next_wake.clear()
+        self.carry_out(outage.end(self.arena, self.now()))
+        self._wake.set()
+
+    # --- for the feed (several nodes) -------------------------------------------------------------
 
     def remote_room(self, room_id: str, summary: dict[str, Any] | None, node_id: str) -> None:
         """A room on another node appeared, changed (``summary``: RoomSummary JSON) or closed (None)."""
-        if summary is None:
-            self.remote_rooms.pop(room_id, None)
-        else:
-            self.remote_rooms[room_id] = RemoteRoom(summary, node_id)
-        update = m.LobbyUpdate()
-        if summary is None:
-            update.rooms_closed.append(room_id)
-        else:
-            try:
-                update.rooms.append(m.RoomSummary.model_validate(summary, strict=False))
-            except ValidationError:
-                self.remote_rooms.pop(room_id, None)
-                return
-        self.outbox.send([c.ws for c in self.online.values() if c.lobby], m.encode(update))
+        frame = self.arena.remote_room(room_id, summary, node_id)
+        if frame is not None:
+            self.outbox.send(self._lobby_sockets(self.arena.lobby_listeners()), frame)
 
     def remote_node(self, node_id: str, url: str | None) -> None:
         """Another node's public URL (None: it went away)."""
         if url is None:
-            self.remote_nodes.pop(node_id, None)
+            self.arena.remote_nodes.pop(node_id, None)
         else:
-            self.remote_nodes[node_id] = url
+            self.arena.remote_nodes[node_id] = url
 
     def relay_room_event(self, room_id: str, event: dict[str, Any]) -> None:
-        """An event of a room on another node. Nobody here watches remote rooms (joining or
-        watching one answers `Redirect`), so it is only counted."""
+        """An event of a room on another node. Nobody here watches remote rooms through the
+        arena (watching one goes through the feed's relay), so it is only counted."""
         self.metrics.relayed += 1
+
+
+__all__ = ["ArenaServer", "Conn", "FrameOutbox", "Player"]

@@ -10,8 +10,8 @@ Calling off tells the director who was at fault (`ChallengeDeclined` with ``room
 and ``cause``), withdraws the challenges not yet answered (`ChallengeCancelled`) and
 closes the room (`RoomClosed` to whoever sat down or watches).
 
-`Arrangement` decides (who is late at a given time, no I/O); the functions below it
-are the shell's part. Arrangements live in memory only: after a restart the room is
+`Arrangement` decides who is late at a given time; the functions below turn that
+into a `Decision` for the arena. Arrangements live in memory only: after a restart the room is
 found empty and closed (`server.recovery`).
 """
 
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Literal
 
 from protocol import messages as m
 from protocol.rules import Mark
-from server.room import Changes
+from server.decision import Decision, Tell
 
 if TYPE_CHECKING:
-    from server.app import ArenaServer
+    from server.arena import Arena
     from server.room import Room
 
 Cause = Literal["declined", "gone", "no_answer"]
@@ -35,7 +35,7 @@ Fault = tuple[Mark, Cause, str]
 
 @dataclass(frozen=True, slots=True)
 class ArrangedChallenge:
-    """A challenge an arrangement sent to one of its players (kept in ``server.challenges``)."""
+    """A challenge an arrangement sent to one of its players (kept in ``Arena.challenges``)."""
 
     id: str
     #: The director's player id.
@@ -57,7 +57,7 @@ class Arrangement:
     #: When seats still empty are called late (monotonic seconds).
     due: float
     answered: set[Mark] = field(default_factory=set)
-    #: Whether the players were sent their challenges (after the room was stored).
+    #: Whether the players were sent their challenges (delivered after the room was stored).
     invited: bool = False
 
     def seat_of(self, player: str) -> Mark | None:
@@ -73,70 +73,64 @@ class Arrangement:
         return [mk for mk in (Mark.X, Mark.O) if room.seats[mk] != self.players[mk]]
 
 
-def call_off(server: ArenaServer, arr: Arrangement, faults: list[Fault], why: str) -> None:
+def call_off(arena: Arena, arr: Arrangement, faults: list[Fault], why: str) -> Decision:
     """End ``arr`` without a game: tell the director who was at fault, withdraw the
     challenges not answered yet, and close the room.
 
-    The news goes through the writer like every announcement, so the director hears it
-    after `GameArranged` and before `RoomClosed`, even when a player dropped at once.
+    The news is delivered after what was decided before it is stored, so the director
+    hears it after `GameArranged` and before `RoomClosed`, even when a player dropped at once.
     """
-    server.arrangements.pop(arr.room, None)
+    arena.arrangements.pop(arr.room, None)
     for cid in arr.challenges:
-        server.challenges.pop(cid, None)
-    declines = [
-        m.ChallengeDeclined(
+        arena.challenges.pop(cid, None)
+    decision = Decision()
+    for mark in (Mark.X, Mark.O):
+        if arr.invited and mark not in arr.answered:
+            cancelled = m.ChallengeCancelled(challenge=arr.challenges[mark], reason=why)
+            decision.later.append(Tell(arr.players[mark], m.encode(cancelled)))
+    for mark, cause, reason in faults:
+        declined = m.ChallengeDeclined(
             challenge=arr.challenges[mark],
-            by=server.players[arr.players[mark]].name,
+            by=arena.players[arr.players[mark]].name,
             reason=reason,
             room=arr.room,
             cause=cause,
         )
-        for mark, cause, reason in faults
-    ]
-
-    def tell() -> None:
-        for mark in (Mark.X, Mark.O):
-            conn = server.online.get(arr.players[mark])
-            if arr.invited and mark not in arr.answered and conn is not None:
-                conn.send(m.encode(m.ChallengeCancelled(challenge=arr.challenges[mark], reason=why)))
-        director = server.online.get(arr.director)
-        if director is not None:
-            for declined in declines:
-                director.send(m.encode(declined))
-
-    server.commit(None, Changes(), then=tell)
-    room = server.rooms.get(arr.room)
+        decision.later.append(Tell(arr.director, m.encode(declined)))
+    room = arena.rooms.get(arr.room)
     if room is not None and not room.closed:
-        server.commit(room, room.cancel(why))
+        decision += arena.settle(room, room.cancel(why))
+    return decision
 
 
-def player_gone(server: ArenaServer, player: str) -> None:
+def player_gone(arena: Arena, player: str) -> Decision:
     """``player`` went offline: call off every arrangement it directs or plays in."""
-    for arr in list(server.arrangements.values()):
+    decision = Decision()
+    for arr in list(arena.arrangements.values()):
         mark = arr.seat_of(player)
         if arr.director == player:
-            call_off(server, arr, [], "the director went offline")
+            decision += call_off(arena, arr, [], "the director went offline")
         elif mark is not None:
-            name = server.players[player].name
-            call_off(server, arr, [(mark, "gone", "went offline")], f"{name} went offline")
+            name = arena.players[player].name
+            decision += call_off(arena, arr, [(mark, "gone", "went offline")], f"{name} went offline")
+    return decision
 
 
-def tick(server: ArenaServer, room_id: str, now: float) -> None:
+def tick(arena: Arena, room_id: str, now: float) -> Decision:
     """The deadline of the arrangement in ``room_id`` may have come: call it off if a seat is empty."""
-    arr = server.arrangements.get(room_id)
+    arr = arena.arrangements.get(room_id)
     if arr is None:
-        return
-    room = server.rooms.get(room_id)
+        return Decision()
+    room = arena.rooms.get(room_id)
     if room is None or room.closed:
-        call_off(server, arr, [], "the room closed")
-        return
+        return call_off(arena, arr, [], "the room closed")
     late = arr.late(room, now)
     if late is None:
-        return
+        return Decision()
     if not late:  # pragma: no cover - both seated means the game started and the arrangement ended
-        server.arrangements.pop(room_id, None)
-        return
-    seconds = f"{server.config.answer_timeout:g}"
+        arena.arrangements.pop(room_id, None)
+        return Decision()
+    seconds = f"{arena.config.answer_timeout:g}"
     faults: list[Fault] = [(mk, "no_answer", f"did not take the seat within {seconds} s") for mk in late]
-    names = " and ".join(server.players[arr.players[mk]].name for mk in late)
-    call_off(server, arr, faults, f"{names} did not take the seat in time")
+    names = " and ".join(arena.players[arr.players[mk]].name for mk in late)
+    return call_off(arena, arr, faults, f"{names} did not take the seat in time")

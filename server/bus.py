@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-#: What an event is about; the MQTT bridge maps each kind to a topic.
-EventKind = Literal["node", "room_summary", "room_event", "game_result", "standings", "rating"]
+from protocol.topics import EventKind
+
+__all__ = ["EventBus", "EventKind", "FeedEvent", "Subscription"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,19 @@
-"""`ttt serve` and `ttt protocol-schema`. Heavy imports happen inside the handlers."""
+"""`ttt serve` and `ttt protocol-schema`. Heavy imports happen inside the handlers.
+
+The server never imports the bots: the house bots reach ``ttt serve`` through a
+hook a layer above puts on this command's parser (``house_bots_hook``, set by
+`bots.cli`): an async callable ``(url, spec, db, state_dir)`` that starts them once
+the server listens and returns something to ``await .stop()`` before the server
+stops (or None: nothing started). Without the bots installed there is no hook,
+and ``--house-bots`` starts nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -14,7 +23,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--db", default="./ttt-arena.db", help="SQLite database file (default ./ttt-arena.db)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--uvloop", action="store_true", help="run on uvloop (pip install 'ttt-arena[fast]')")
+    p.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default=None,
+        help="event loop (default: uvloop where it is installed, as it is with ttt-arena on Linux and "
+        "macOS; else asyncio's own)",
+    )
+    p.add_argument(
+        "--uvloop", dest="loop", action="store_const", const="uvloop", help="same as --loop uvloop"
+    )
     p.add_argument("--grace", type=float, default=30.0, help="seconds a dropped player has to come back")
     p.add_argument("--first-move", type=float, default=30.0, help="seconds before a game with no move aborts")
     p.add_argument(
@@ -26,7 +44,54 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-frame", type=int, default=4096, help="largest frame accepted, in bytes")
     p.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
     p.add_argument("--burst", type=int, default=40, help="messages allowed in a burst")
-    p.add_argument("--max-conns-per-ip", type=int, default=64)
+    p.add_argument("--max-conns-per-ip", type=int, default=64, help="open connections per client address")
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=0,
+        help="open TCP connections in all, counted from accept; more are closed at once "
+        "(default 0: the open-file limit less headroom)",
+    )
+    p.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="allow WebSocket handshakes whose Origin header is ORIGIN (e.g. https://play.example; "
+        "repeat for several); others get 403; a handshake without Origin is always allowed "
+        "(default: any origin)",
+    )
+    p.add_argument(
+        "--director",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a player trusted to arrange games (ttt tournament --connected): 50x the message rate, "
+        "outside its address's budget (repeat for several)",
+    )
+    p.add_argument("--ip-rate", type=float, default=320.0, help="messages per second one address may send")
+    p.add_argument("--ip-burst", type=int, default=640, help="messages one address may send in a burst")
+    p.add_argument(
+        "--max-flood", type=int, default=100, help="frames over the rate limit in a row before closing (1008)"
+    )
+    p.add_argument(
+        "--write-limit",
+        type=int,
+        default=64 * 1024,
+        help="bytes queued to a client before it counts as stalled",
+    )
+    p.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=5.0,
+        help="seconds a stalled client is kept before it is closed",
+    )
+    p.add_argument(
+        "--signup-burst", type=int, default=60, help="new players one address may create at once (default 60)"
+    )
+    p.add_argument(
+        "--signup-rate", type=float, default=1.0, help="...and per second after that (default 1.0)"
+    )
     p.add_argument("--sync", default="FULL", choices=["FULL", "NORMAL"], help="SQLite synchronous mode")
     p.add_argument(
         "--mqtt", metavar="URL", help="publish the event feed to this MQTT broker (mqtt://host:port)"
@@ -34,9 +99,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--node-id", default=None, help="this node's id on the feed (default: local)")
     p.add_argument("--public-url", default="", help="the ws:// URL clients use to reach this node")
     p.add_argument(
-        "--house-bots", metavar="SPEC", help="start bots beside the server, e.g. rule,minimax,table (ttt bot)"
+        "--house-bots",
+        metavar="SPEC",
+        default="rule,minimax,table",
+        help="bots started beside the server (ttt bot), NAME=STRATEGY to name one (default %(default)s; "
+        "'none' for none); they come back as the same players after a restart",
     )
-    p.set_defaults(handler=_serve)
+    p.add_argument(
+        "--state-dir", help="where the house bots keep their tokens (default: beside the database, DB.house)"
+    )
+    p.set_defaults(handler=_serve, house_bots_hook=None)
     p = subparsers.add_parser("protocol-schema", help="print the JSON Schema of the wire protocol")
     p.set_defaults(handler=_schema)
 
@@ -60,6 +132,10 @@ def _serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("websockets").setLevel(max(logging.WARNING, logging.getLogger().level))
+    problem = _cannot_store(args.db, args.sync)
+    if problem is not None:
+        print(f"ttt serve: cannot use the database {args.db}: {problem}", file=sys.stderr)
+        return 2
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -71,24 +147,80 @@ def _serve(args: argparse.Namespace) -> int:
         rate=args.rate,
         burst=args.burst,
         max_conns_per_ip=args.max_conns_per_ip,
+        directors=frozenset(name.casefold() for name in args.director),
+        ip_rate=args.ip_rate,
+        ip_burst=args.ip_burst,
+        max_flood=args.max_flood,
+        write_limit=args.write_limit,
+        stall_timeout=args.stall_timeout,
+        max_connections=args.max_connections,
+        origins=tuple(args.origin),
+        signup_burst=args.signup_burst,
+        signup_rate=args.signup_rate,
         sync=args.sync,
         node_id=args.node_id or "local",
         public_url=args.public_url,
     )
-    if args.uvloop:
+    loop = args.loop or ("uvloop" if _uvloop_installed() else "asyncio")
+    main = run_server(config, args.mqtt, _companions(args))
+    if loop == "uvloop":
         try:
             import uvloop
         except ImportError:
-            print("ttt serve: --uvloop needs uvloop (pip install 'ttt-arena[fast]')", file=sys.stderr)
+            main.close()
+            print("ttt serve: --loop uvloop needs uvloop (pip install uvloop)", file=sys.stderr)
             return 2
-        uvloop.run(run_server(config, args.mqtt, args.house_bots))
+        uvloop.run(main)
     else:
-        asyncio.run(run_server(config, args.mqtt, args.house_bots))
+        asyncio.run(main)
     return 0
 
 
-async def run_server(config: Any, mqtt: str | None = None, house_bots: str | None = None) -> None:
-    """Run until SIGTERM or SIGINT, then shut down cleanly (clients get close code 1001)."""
+Companions = Callable[[str], Awaitable[Any]]
+
+
+def _cannot_store(db: str, sync: str) -> str | None:
+    """Why the server could not write ``db`` (None: it can): checked before it starts, so
+    it never welcomes a player it cannot store."""
+    import sqlite3
+
+    from server.store import Store, unwritable
+
+    problem = unwritable(db)
+    if problem is not None:
+        return problem
+    try:
+        Store(db, sync).close()  # creates or upgrades the tables
+    except sqlite3.Error as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _uvloop_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("uvloop") is not None
+
+
+def _companions(args: argparse.Namespace) -> Companions | None:
+    """What to start beside the server once it listens at a URL: the house bots, if asked
+    for and a hook is installed."""
+    hook = args.house_bots_hook
+    spec: str = args.house_bots
+    if spec.strip().lower() == "none":
+        return None
+    if hook is None:
+        print("ttt serve: no house bots: the bots package is not installed", file=sys.stderr)
+        return None
+    return lambda url: hook(url, spec, args.db, args.state_dir)
+
+
+async def run_server(config: Any, mqtt: str | None = None, companions: Companions | None = None) -> None:
+    """Run until SIGTERM or SIGINT, then shut down cleanly (clients get close code 1001).
+
+    ``companions(url)`` starts what runs beside the server (the house bots) once it
+    listens; what it returns is stopped (``await .stop()``) before the server stops.
+    """
     import asyncio
     import signal
 
@@ -111,21 +243,22 @@ async def run_server(config: Any, mqtt: str | None = None, house_bots: str | Non
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 50, 100)
-    print(f"ttt-arena serving on {server.url} (db {config.db})", file=sys.stderr, flush=True)
     house = None
-    if house_bots:
-        from bots.tournament.house import start_house_bots
-
+    if companions is not None:
         try:
-            house = await start_house_bots(server.url, house_bots)
+            house = await companions(server.url)  # before "serving on": whoever reads it knows they run
         except BaseException:
             await server.stop()
             raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGINT):  # before "serving on": a SIGTERM then stops it cleanly
         loop.add_signal_handler(sig, stop.set)
+    loop_name = type(loop).__module__.partition(".")[0]  # uvloop or asyncio
+    print(
+        f"ttt-arena serving on {server.url} (db {config.db}, loop {loop_name})", file=sys.stderr, flush=True
+    )
     await stop.wait()
     if house is not None:
-        await house.stop()  # the bots resign their games and leave first
+        await house.stop()  # the bots go first (no resignation): their seats wait out the grace
     await server.stop()

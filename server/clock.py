@@ -11,9 +11,6 @@ from __future__ import annotations
 from protocol import messages as m
 from protocol.rules import Mark
 
-#: The wire name of each mark, indexed by `Mark`.
-MARK_NAMES: tuple[m.MarkName, m.MarkName] = ("x", "o")
-
 
 class Clock:
     """Time left for X and O, and whose time is running since when."""
@@ -85,5 +82,5 @@ class Clock:
             return m.Clocks(x_ms=None, o_ms=None, running=None)
         x, o = (max(0, int(self.left_ms(mk, now))) for mk in (Mark.X, Mark.O))
         return m.Clocks(
-            x_ms=x, o_ms=o, running=MARK_NAMES[self.running] if self.running is not None else None
+            x_ms=x, o_ms=o, running=m.MARK_NAMES[self.running] if self.running is not None else None
         )

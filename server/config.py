@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from websockets.typing import Origin
+
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
@@ -28,6 +30,29 @@ class ServerConfig:
     burst: int = 40
     #: Open connections allowed per client IP address.
     max_conns_per_ip: int = 64
+    #: Messages per second (and burst) all the connections of one address share.
+    ip_rate: float = 320.0
+    ip_burst: int = 640
+    #: Players the operator trusts to arrange games (tournament directors): their
+    #: connections get `DIRECTOR_FACTOR` times the message rate and burst, and are not
+    #: counted against their address's budget.
+    directors: frozenset[str] = frozenset()
+    #: Frames over the rate limit in a row before the connection is closed (1008).
+    max_flood: int = 100
+    #: Bytes a connection's write buffer may hold before it counts as stalled (and the
+    #: server stops reading from it), and seconds it may stay stalled before it is closed.
+    write_limit: int = 64 * 1024
+    stall_timeout: float = 5.0
+    #: Open TCP connections in all, counted from accept (before the handshake); more are
+    #: closed at once. 0: derived from the open-file limit (`server.accept.default_limit`).
+    max_connections: int = 0
+    #: ``Origin`` headers a WebSocket handshake may carry (e.g. ``https://play.example``);
+    #: others get 403. A handshake without ``Origin`` (bots, the TUI) is always let in.
+    #: Empty: any origin, as browsers and programs alike.
+    origins: tuple[str, ...] = ()
+    #: New players (a hello without a token) one client address may create: a burst, then per second.
+    signup_burst: int = 60
+    signup_rate: float = 1.0
     hello_timeout: float = 10.0
     open_timeout: float = 10.0
     ping_interval: float | None = 20.0
@@ -38,13 +63,21 @@ class ServerConfig:
     max_bad_frames: int = 50
     #: Room events kept in memory per room for replay on resume.
     replay_events: int = 500
-    #: Seconds a room with nobody in it lingers before closing.
-    empty_room_ttl: float = 5.0
+    #: Seconds a challenge stands unanswered before it expires.
+    challenge_ttl: float = 60.0
+    #: Challenges one player may have pending as challenger, and as the one challenged.
+    max_challenges: int = 8
+    max_challenges_to: int = 32
     #: SQLite ``synchronous``: "FULL" survives power loss, "NORMAL" a crash of the process.
     sync: str = "FULL"
     node_id: str = "local"
     #: The URL clients use to reach this node (sent to the feed); derived from host/port when empty.
     public_url: str = ""
+
+    @property
+    def ws_origins(self) -> list[Origin | None] | None:
+        """``origins`` as ``websockets.serve(origins=...)`` takes it (None: no check)."""
+        return [*map(Origin, self.origins), None] if self.origins else None
 
     @property
     def url(self) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from protocol import messages as m
+from protocol.errors import ErrorCode
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 
@@ -51,7 +52,7 @@ _PLAYER = m.PlayerInfo(id="p1a2b3c4d5e6", name="alice", kind="human", ratings={"
 CLIENT_EXAMPLES: list[BaseModel] = [
     m.Hello(name="alice", kind="human", ref="1"),
     m.Hello(name="alice", token="kq1N...the token from welcome...", ref="1"),
-    m.Hello(name="minimax", kind="bot", levels=["easy", "medium", "hard", "best"], ref="1"),
+    m.Hello(name="minimax-bot", kind="bot", levels=["easy", "medium", "hard", "best"], ref="1"),
     m.Resume(rooms={"3f9c0a1b": 7}, ref="2"),
     m.LobbySubscribe(ref="3"),
     m.LobbyUnsubscribe(ref="4"),
@@ -67,7 +68,7 @@ CLIENT_EXAMPLES: list[BaseModel] = [
     m.Leave(room="3f9c0a1b", ref="10"),
     m.Rematch(room="3f9c0a1b", ref="11"),
     m.Challenge(
-        opponent="minimax",
+        opponent="minimax-bot",
         variant="classic",
         colour="x",
         time_control=m.PerMove(move_ms=5_000),
@@ -75,8 +76,8 @@ CLIENT_EXAMPLES: list[BaseModel] = [
         ref="12",
     ),
     m.ArrangeGame(
-        x="minimax",
-        o="table",
+        x="minimax-bot",
+        o="table-bot",
         variant="classic",
         time_control=m.PerMove(move_ms=5_000),
         opening=[4],
@@ -84,6 +85,8 @@ CLIENT_EXAMPLES: list[BaseModel] = [
     ),
     m.AcceptChallenge(challenge="c0a1b2c3d4", ref="13"),
     m.DeclineChallenge(challenge="c0a1b2c3d4", reason="busy", ref="14"),
+    m.CancelChallenge(challenge="c0a1b2c3d4", ref="14b"),
+    m.ListChallenges(ref="14c"),
     m.Move(room="3f9c0a1b", cell=4, ref="15"),
     m.Resign(room="3f9c0a1b", ref="16"),
     m.Ping(ref="17"),
@@ -98,8 +101,8 @@ SERVER_EXAMPLES: list[BaseModel] = [
         rooms=[],
         ref="1",
     ),
-    m.Error(code="cell_occupied", message="cell 4 is occupied", ref="15"),
-    m.Error(code="rate_limited", message="too many messages", ref="17", retry_after=0.05),
+    m.Error(code=ErrorCode.CELL_OCCUPIED, message="cell 4 is occupied", ref="15"),
+    m.Error(code=ErrorCode.RATE_LIMITED, message="too many messages", ref="17", retry_after=0.05),
     m.Ok(ref="15", seq=8),
     m.Pong(ref="17"),
     m.Joined(room="3f9c0a1b", role="spectator", snapshot=_SNAPSHOT, ref="9"),
@@ -116,7 +119,7 @@ SERVER_EXAMPLES: list[BaseModel] = [
         ref="5",
     ),
     m.ChallengeSent(challenge="c0a1b2c3d4", ref="12"),
-    m.GameArranged(room="5d6e7f80", x="minimax", o="table", ref="18"),
+    m.GameArranged(room="5d6e7f80", x="minimax-bot", o="table-bot", ref="18"),
     m.ChallengeReceived(
         challenge="c0a1b2c3d4",
         challenger=_PLAYER,
@@ -136,17 +139,33 @@ SERVER_EXAMPLES: list[BaseModel] = [
         rated=False,
         opening=[4],
         seat="o",
-        opponent="minimax",
+        opponent="minimax-bot",
     ),
     m.ChallengeAccepted(challenge="c0a1b2c3d4", room="3f9c0a1b", role="x", snapshot=_SNAPSHOT),
-    m.ChallengeDeclined(challenge="c0a1b2c3d4", by="minimax", reason="busy"),
+    m.ChallengeDeclined(challenge="c0a1b2c3d4", by="minimax-bot", reason="busy"),
     m.ChallengeDeclined(
-        challenge="c5e6f7a8b9", by="table", reason="I play tactic-toe, not classic", room="5d6e7f80"
+        challenge="c5e6f7a8b9", by="table-bot", reason="I play tactic-toe, not classic", room="5d6e7f80"
     ),
     m.ChallengeDeclined(
-        challenge="c5e6f7a8b9", by="table", reason="went offline", room="5d6e7f80", cause="gone"
+        challenge="c5e6f7a8b9", by="table-bot", reason="went offline", room="5d6e7f80", cause="gone"
     ),
-    m.ChallengeCancelled(challenge="c5e6f7a8b9", reason="table declined"),
+    m.ChallengeCancelled(challenge="c5e6f7a8b9", reason="table-bot declined"),
+    m.ChallengeExpired(challenge="c0a1b2c3d4"),
+    m.Challenges(
+        outgoing=[
+            m.ChallengeInfo(
+                challenge="c0a1b2c3d4",
+                challenger="alice",
+                opponent="minimax-bot",
+                variant="tactic-toe",
+                colour="x",
+                rated=True,
+                expires_ms=41_500,
+            )
+        ],
+        incoming=[],
+        ref="14c",
+    ),
     m.Redirect(url="ws://10.0.0.2:8765", room="b-5e6f7a8b", ref="8"),
     m.Goodbye(reason="server shutting down", close_code=1001),
     m.SeatsChanged(room="3f9c0a1b", seq=2, seats=m.Seats(x="alice", o="bob"), spectators=0),
@@ -216,8 +235,9 @@ def messages_section() -> str:
 
 
 def errors_section() -> str:
+    """The table of error codes (from `ErrorCode`) and of close codes."""
     rows = ["| code | meaning |", "|---|---|"]
-    rows += [f"| `{code}` | {meaning} |" for code, meaning in m.ERROR_CODES.items()]
+    rows += [f"| `{code}` | {code.meaning} |" for code in ErrorCode]
     rows += ["", "| close code | when |", "|---|---|"]
     rows += [f"| {code} | {meaning} |" for code, meaning in m.CLOSE_CODES.items()]
     return "\n".join(rows) + "\n"

@@ -13,35 +13,39 @@ from typing import TYPE_CHECKING
 
 from protocol import messages as m
 from protocol.errors import ArenaError
-from protocol.rules import Mark, Outcome, State, Termination, find_variant
+from protocol.rules import Mark, Outcome, State, Termination, find_variant, points
 from server.clock import Clock
-from server.feed.shared import own_room
+from server.decision import Decision
+from server.players import Player
 from server.ratings import Rating
 from server.room import Game, Room
-from server.store import StoredRoom
+from server.store import Store, StoredRoom
 
 if TYPE_CHECKING:
-    from server.app import ArenaServer
+    from server.arena import Arena
 
 log = logging.getLogger("ttt.server.recovery")
 
 
-def recover(server: ArenaServer, now: float) -> None:
-    from server.app import Player
+def own_room(node_id: str, room_id: str) -> bool:
+    """Whether ``room_id`` was created by node ``node_id`` (a lone "local" node owns all)."""
+    return node_id == "local" or room_id.startswith(f"{node_id}-")
 
-    for pid, name, kind, token_hash in server.store.players():
-        player = Player(pid, name, kind, token_hash)
-        server.players[pid] = player
-        server.by_name[name.casefold()] = player
-        server.by_token[token_hash] = player
-    for pid, variant, rating, rd, vol, games in server.store.ratings():
-        server.ratings.load(pid, variant, Rating(rating, rd, vol, games))
+
+def recover(arena: Arena, store: Store, now: float) -> Decision:
+    """Load ``store`` into ``arena``; the decision closes rooms that cannot go on and wakes
+    the recovered ones when their grace periods end."""
+    for pid, name, kind, token_hash in store.players():
+        arena.players.add(Player(pid, name, kind, token_hash))
+    for pid, variant, rating, rd, vol, games in store.ratings():
+        arena.ratings.load(pid, variant, Rating(rating, rd, vol, games))
+    decision = Decision()
     closed = []
-    for stored in server.store.open_rooms():
-        if not own_room(server.config.node_id, stored.id):
-            continue  # feed hook (issue 7): another node's room in a shared database
+    for stored in store.open_rooms():
+        if not own_room(arena.config.node_id, stored.id):
+            continue  # another node's room in a shared database
         try:
-            room = _room(server, stored, now)
+            room = _room(arena, stored, now)
         except (ArenaError, ValueError, KeyError):
             log.exception("room %s cannot be recovered; closing it", stored.id)
             closed.append(stored.id)
@@ -49,20 +53,23 @@ def recover(server: ArenaServer, now: float) -> None:
         if not any(room.seats):
             room.closed = True
             closed.append(room.id)
-            server.writer.submit([room.saved()])
+            decision.ops.append(room.saved())
             continue
-        server.rooms[room.id] = room
-        server._schedule_room(room)
+        arena.rooms[room.id] = room
+        due = room.next_deadline()
+        if due is not None:
+            decision.wake.append((due, room.id))
     log.info(
         "recovered %d players, %d rooms (%d games in progress); closed %d",
-        len(server.players),
-        len(server.rooms),
-        sum(1 for r in server.rooms.values() if r.playing),
+        len(arena.players),
+        len(arena.rooms),
+        sum(1 for r in arena.rooms.values() if r.playing),
         len(closed),
     )
+    return decision
 
 
-def _room(server: ArenaServer, stored: StoredRoom, now: float) -> Room:
+def _room(arena: Arena, stored: StoredRoom, now: float) -> Room:
     control = m.CreateRoom.model_validate_json(f'{{"time_control": {stored.time_control}}}').time_control
     room = Room(
         stored.id,
@@ -73,25 +80,24 @@ def _room(server: ArenaServer, stored: StoredRoom, now: float) -> Room:
         invite=stored.invite,
         ply_cap=stored.ply_cap,
         opening=stored.opening,
-        rules=server.rules,
-        node=None if server.config.node_id == "local" else server.config.node_id,
+        rules=arena.rules,
+        node=None if arena.config.node_id == "local" else arena.config.node_id,
     )
-    room.seq = stored.seq
+    room.seq = room.announced_seq = stored.seq
     room.seats = [stored.seat_x, stored.seat_o]
     for mark in (Mark.X, Mark.O):
         pid = room.seats[mark]
         if pid is not None:
-            room.names[pid] = server.players[pid].name
+            room.names[pid] = arena.players[pid].name
             room.admitted.add(pid)
-            room.away[mark] = now + server.rules.grace
+            room.away[mark] = now + arena.rules.grace
     for g in stored.games:
         room.games.append(g.id)
-        room.names.setdefault(g.x, server.players[g.x].name)
-        room.names.setdefault(g.o, server.players[g.o].name)
+        room.names.setdefault(g.x, arena.players[g.x].name)
+        room.names.setdefault(g.o, arena.players[g.o].name)
         if g.result is not None and g.reason != "aborted":
             for name, side in ((room.names[g.x], "x"), (room.names[g.o], "o")):
-                points = 0.5 if g.winner is None else float(g.winner == side)
-                room.score[name] = room.score.get(name, 0.0) + points
+                room.score[name] = room.score.get(name, 0.0) + points(g.winner, side)
     if stored.games:
         g = stored.games[-1]
         state = State.replay(room.variant, [*g.opening, *g.moves], ply_cap=stored.ply_cap)
@@ -99,12 +105,12 @@ def _room(server: ArenaServer, stored: StoredRoom, now: float) -> Room:
         clock = Clock(control, left)
         game = Game(g.id, g.number, g.x, g.o, state, clock, g.rated, None)
         if g.result is not None:
-            winner = None if g.winner is None else (Mark.X if g.winner == "x" else Mark.O)
+            winner = None if g.winner is None else m.mark_named(g.winner)
             if game.state.outcome is None:
                 game.state = game.state.ended(Outcome(Termination(g.reason or "aborted"), winner))
         elif g.moves:
             clock.start(state.to_move, now)
         else:
-            game.first_move_due = now + server.rules.first_move
+            game.first_move_due = now + arena.rules.first_move
         room.game = game
     return room

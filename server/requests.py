@@ -1,239 +1,99 @@
-"""Each request, from frame to decision: parse, check, ask the room, commit, reply.
+"""Each request, from message to decision: check, ask the room, and say what to store and send.
 
-`dispatch` is called for every frame a connection receives. It never raises:
-every bad frame or refused request becomes an `Error` reply (with the request's
-``ref`` when it could be read) and changes nothing.
+Every handler takes the arena, the session the message came on, the message and the
+time, and returns a `Decision`; a refusal raises an `ArenaError` (the arena turns it into
+an `Error` reply) and changes nothing. Nothing here sends, stores or reads a clock.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-from pydantic import ValidationError
 
 from protocol import __version__
 from protocol import messages as m
 from protocol.errors import ArenaError
-from protocol.rules import IllegalMove, Mark, State, Variant, find_variant
-from server.app import ArenaServer, Conn, Player
+from protocol.rules import Mark, find_variant
+from server import challenges, frames
+from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
-from server.clock import MARK_NAMES
-from server.feed.shared import find_player
-from server.feed.spectate import spectate_remote, stop_watching
-from server.ops import PlayerSaved, StoreOp
-from server.room import Changes, LateMove, Refused, Room
+from server.challenges import Pending
+from server.decision import Attach, Close, Decision, Out, Reply, Tell
+from server.frames import MovedEvent
+from server.ops import PlayerSaved
+from server.players import Player, Session
+from server.room import Changes, Refused, Room
+from server.rooms import check_room_count, check_settings, find_room, new_room
 from server.store import hash_token
 
-log = logging.getLogger("ttt.server.requests")
-
-Handler = Callable[[ArenaServer, Conn, Any], None]
-
-
-@dataclass(frozen=True, slots=True)
-class PendingChallenge:
-    id: str
-    challenger: str
-    opponent: str
-    request: m.Challenge
-
-
-def dispatch(server: ArenaServer, conn: Conn, frame: str | bytes) -> None:
-    """Handle one frame from ``conn``."""
-    server.metrics.frames += 1
-    if conn.closing:
-        return
-    if isinstance(frame, bytes):
-        _bad_frame(server, conn, "binary_frame", "send JSON as text frames", None)
-        return
-    try:
-        message = m.parse_client(frame)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        code = "bad_json" if first["type"] in ("json_invalid", "json_type") else "bad_message"
-        if tuple(first["loc"][:2]) == ("hello", "name"):
-            code = "bad_name"
-        _bad_frame(server, conn, code, _describe(exc), _ref_of(frame))
-        return
-    ref = message.ref
-    wait = conn.take_token(server.now(), server.config.rate, server.config.burst)
-    if wait:
-        server.error(conn, "rate_limited", "too many messages", ref, retry_after=round(wait, 3))
-        return
-    if conn.player is None and not isinstance(message, m.Hello):
-        server.error(conn, "hello_first", "the first message must be hello", ref)
-        server.close_conn(conn, 1008, "hello first")
-        return
-    if server.stopping:
-        server.error(conn, "shutting_down", "the server is shutting down", ref)
-        return
-    try:
-        HANDLERS[message.type](server, conn, message)
-    except _Redirect as exc:
-        conn.send(m.encode(m.Redirect(url=exc.url, room=exc.room, ref=ref)))
-    except LateMove as exc:
-        server.commit(server.rooms.get(getattr(message, "room", "")), exc.changes)
-        server.error(conn, exc.code, exc.message, ref)
-    except Refused as exc:
-        server.error(conn, exc.code, exc.message, ref)
-    except ArenaError as exc:
-        server.error(conn, exc.code, exc.message, ref)
-    except Exception:
-        log.exception("failed to handle %s", message.type)
-        server.error(conn, "internal", "the server failed to handle the message", ref)
-
-
-def _bad_frame(server: ArenaServer, conn: Conn, code: str, message: str, ref: str | None) -> None:
-    conn.bad_frames += 1
-    server.error(conn, code, message, ref)
-    if conn.bad_frames > server.config.max_bad_frames:
-        server.close_conn(conn, 1008, "too many bad frames")
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(x) for x in err["loc"][1:]) or str(err["loc"][0]) if err["loc"] else ""
-        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
-    return "; ".join(parts)[:300]
-
-
-def _ref_of(frame: str) -> str | None:
-    """The ``ref`` of a frame that failed validation, when it can be read."""
-    try:
-        data = json.loads(frame)
-    except ValueError:
-        return None
-    ref = data.get("ref") if isinstance(data, dict) else None
-    return ref if isinstance(ref, str) and len(ref) <= 64 else None
-
-
-def _me(conn: Conn) -> Player:
-    assert conn.player is not None
-    return conn.player
-
-
-def _room(server: ArenaServer, room_id: str, ref: str | None) -> Room:
-    room = server.rooms.get(room_id)
-    if room is None or room.closed:
-        remote = server.remote_rooms.get(room_id)
-        if remote is not None and remote.node in server.remote_nodes:
-            raise _Redirect(server.remote_nodes[remote.node], room_id)
-        raise Refused("no_such_room", f"no room {room_id!r}")
-    return room
-
-
-class _Redirect(ArenaError):
-    code = "redirect"
-
-    def __init__(self, url: str, room: str) -> None:
-        super().__init__(f"room {room} is on {url}")
-        self.url = url
-        self.room = room
-
-
-def _check_room_count(server: ArenaServer, player: Player) -> None:
-    count = sum(1 for r in server.rooms.values() if r.has(player.id) and not r.closed)
-    if count >= server.config.max_rooms:
-        raise Refused("too_many_rooms", f"you are in {count} rooms already")
-
-
-def _settings(name: str, ply_cap: int | None, opening: list[int]) -> Variant:
-    variant = find_variant(name)
-    if ply_cap is not None and variant.max_marks is None:
-        raise Refused("bad_ply_cap", f"{variant.name} ends when the board fills; it takes no ply cap")
-    try:
-        state = State.replay(variant, opening, ply_cap=ply_cap)
-    except (IllegalMove, ValueError) as exc:
-        raise Refused("bad_opening", f"the opening is not legal: {exc}") from exc
-    if state.is_over:
-        raise Refused("bad_opening", "the opening already ends the game")
-    return variant
-
-
-def _new_room(
-    server: ArenaServer, variant: Variant, req: m.CreateRoom | m.Challenge | m.ArrangeGame, private: bool
-) -> Room:
-    room = Room(
-        server.new_room_id(),
-        variant,
-        req.time_control,
-        rated=req.rated,
-        private=private,
-        invite=secrets.token_urlsafe(6) if private else None,
-        ply_cap=req.ply_cap,
-        opening=tuple(req.opening),
-        rules=server.rules,
-        node=None if server.config.node_id == "local" else server.config.node_id,
-    )
-    server.rooms[room.id] = room
-    return room
+Handler = Callable[[Arena, Session, Any, float], Decision]
 
 
 def _joined(
-    server: ArenaServer, room: Room, player: Player, ref: str | None, invite: bool = False
-) -> m.Joined:
-    role: Any = room.role(player.id) or "spectator"
-    return m.Joined(
-        room=room.id,
-        role=role,
-        invite=room.invite if invite else None,
-        snapshot=room.snapshot(server.now()),
-        ref=ref,
+    arena: Arena, session: Session, room: Room, ref: str | None, now: float, invite: bool = False
+) -> Out:
+    """Answer ``session`` with `Joined` once stored; from then on it hears the room."""
+    me = arena.player_of(session)
+    role: Any = room.role(me.id) or "spectator"
+    snapshot = room.snapshot(now)
+    joined = m.Joined(
+        room=room.id, role=role, invite=room.invite if invite else None, snapshot=snapshot, ref=ref
     )
+    return Attach(session.conn, room.id, (m.encode(joined),), snapshot.seq)
 
 
-def _mark(name: str) -> Mark:
-    return Mark.X if name == "x" else Mark.O
+def _ok(session: Session, ref: str | None, seq: int | None = None) -> Reply:
+    return Reply(session.conn, frames.ok(ref, seq))
 
 
-def _reply(conn: Conn, message: m.Model) -> Callable[[], None]:
-    text = m.encode(message)
-    return lambda: conn.send(text)
+def _caused(room: Room, changes: Changes) -> int | None:
+    """The seq of the last event ``changes`` made (what `Ok.seq` names)."""
+    return changes.events[-1].seq if changes.events else None
 
 
-# --- handlers ------------------------------------------------------------------------------
+# --- hello and resume --------------------------------------------------------------------------
 
 
-def on_hello(server: ArenaServer, conn: Conn, msg: m.Hello) -> None:
-    if conn.player is not None:
+def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decision:
+    if session.player is not None:
         raise Refused("already_hello", "hello was already accepted on this connection")
     if msg.protocol != m.PROTOCOL_VERSION:
-        server.error(conn, "protocol_version", f"this server speaks protocol {m.PROTOCOL_VERSION}", msg.ref)
-        server.close_conn(conn, 1008, "unsupported protocol version")
-        return
-    ops: list[StoreOp] = []
+        decision = arena.refuse(
+            session.conn, "protocol_version", f"this server speaks protocol {m.PROTOCOL_VERSION}", msg.ref
+        )
+        session.closing = True
+        decision.now.append(Close(session.conn, 1008, "unsupported protocol version"))
+        return decision
+    decision = Decision()
     if msg.token is not None:
-        token_hash = hash_token(msg.token)
-        # feed hook (issue 7): a player another node created in the shared database
-        player = server.by_token.get(token_hash) or find_player(server, token_hash=token_hash)
+        player = arena.players.with_token(hash_token(msg.token))
         if player is None:
             raise Refused("bad_token", "that token matches no player")
         token = msg.token
     else:
-        if msg.name.casefold() in server.by_name or find_player(server, name=msg.name):  # feed hook
+        if arena.players.named(msg.name) is not None:
             raise Refused("name_taken", f"the name {msg.name!r} is taken; come back with its token")
+        if msg.rooms:
+            raise Refused("bad_token", "only a returning player (with its token) can resume rooms")
         token = secrets.token_urlsafe(32)
         player = Player("p" + secrets.token_hex(6), msg.name, msg.kind, hash_token(token))
-        server.players[player.id] = player
-        server.by_name[player.name.casefold()] = player
-        server.by_token[player.token_hash] = player
-        ops.append(PlayerSaved(player.id, player.name, player.kind, player.token_hash))
-    old = server.online.get(player.id)
-    if old is not None:
-        old.send(m.encode(m.Goodbye(reason="replaced by a new connection", close_code=1008)))
-        server.close_conn(old, 1008, "replaced by a new connection")
-    conn.player = player
+        arena.players.add(player)
+        decision.ops.append(PlayerSaved(player.id, player.name, player.kind, player.token_hash))
+    old = arena.online.get(player.id)
+    if old is not None:  # the newest connection wins: the old one is often half dead
+        goodbye = m.encode(m.Goodbye(reason="replaced by a new connection", close_code=1008))
+        decision.now += [Reply(old.conn, goodbye), Close(old.conn, 1008, "replaced by a new connection")]
+        old.closing = True
+        old.rooms.clear()
+    session.player = player
     player.levels = tuple(msg.levels) if player.kind == "bot" else ()
-    server.online[player.id] = conn
-    server.touch_lobby(player_id=player.id)
-    cfg = server.config
+    arena.online[player.id] = session
+    arena.touch_lobby(player_id=player.id)
+    cfg = arena.config
+    status, catch_up = _resume(arena, session, msg.rooms or {}, now)
     welcome = m.Welcome(
-        player=server.player_info(player.id),
+        player=arena.player_info(player.id),
         token=token,
         server_version=__version__,
         limits=m.Limits(
@@ -242,58 +102,73 @@ def on_hello(server: ArenaServer, conn: Conn, msg: m.Hello) -> None:
             burst=cfg.burst,
             grace_ms=int(cfg.grace * 1000),
             max_rooms=cfg.max_rooms,
+            challenge_ttl_ms=int(cfg.challenge_ttl * 1000),
+            max_challenges=cfg.max_challenges,
         ),
-        rooms=[r.id for r in server.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
+        rooms=[r.id for r in arena.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
+        resumed=status if msg.rooms else None,
         ref=msg.ref,
     )
-    server.commit(None, Changes(), then=_reply(conn, welcome), ops=ops)
+    decision += catch_up
+    decision.later.insert(0, Reply(session.conn, m.encode(welcome)))
+    return decision
 
 
-def on_resume(server: ArenaServer, conn: Conn, msg: m.Resume) -> None:
-    me = _me(conn)
-    now = server.now()
+def _resume(
+    arena: Arena, session: Session, rooms: dict[str, int], now: float
+) -> tuple[dict[str, Any], Decision]:
+    """Rejoin ``rooms`` (id -> last seq seen): per room how, and the decision whose
+    ``later`` answers each room (its replay or snapshot) after the welcome or `Resumed`."""
+    me = arena.player_of(session)
     status: dict[str, Any] = {}
-    catch_up: list[str] = []
-    for rid, seq in msg.rooms.items():
-        room = server.rooms.get(rid)
+    decision = Decision()
+    for rid, seq in rooms.items():
+        room = arena.rooms.get(rid)
         if room is None or room.closed:
             status[rid] = "gone"
             continue
-        # seq 0: the client knows nothing of the room yet (a fresh start): one snapshot.
-        missed = room.replay_since(seq) if seq > 0 else None
         try:
             changes = room.back(me.id, me.name)
         except Refused:
             status[rid] = "gone"
             continue
-        if missed is None:
-            status[rid] = "snapshot"
-            catch_up.append(m.encode(m.Snapshot(room=rid, seq=room.seq, snapshot=room.snapshot(now))))
-        else:
+        # seq 0: the client knows nothing of the room yet (a fresh start): one snapshot.
+        if seq > 0 and room.can_replay(seq):
             status[rid] = "replay"
-            catch_up.extend(missed)
-        server.commit(room, changes)
-    # Sent now, ahead of the announcements still being written (the client drops repeats by seq).
-    conn.send(m.encode(m.Resumed(rooms=status, ref=msg.ref)))
-    for frame in catch_up:
-        conn.send(frame)
+            attach = Attach(session.conn, room.id, (), seq, replay=True)
+        else:
+            status[rid] = "snapshot"
+            snapshot = room.snapshot(now)
+            frame = m.encode(m.Snapshot(room=rid, seq=snapshot.seq, snapshot=snapshot))
+            attach = Attach(session.conn, room.id, (frame,), snapshot.seq)
+        decision += arena.settle(room, changes, attach)
+    return status, decision
 
 
-def on_lobby_subscribe(server: ArenaServer, conn: Conn, msg: m.LobbySubscribe) -> None:
-    conn.lobby = True
-    conn.send(m.encode(server.lobby_snapshot(msg.ref)))
+def on_resume(arena: Arena, session: Session, msg: m.Resume, now: float) -> Decision:
+    status, catch_up = _resume(arena, session, msg.rooms, now)
+    catch_up.later.insert(0, Reply(session.conn, m.encode(m.Resumed(rooms=status, ref=msg.ref))))
+    return catch_up
 
 
-def on_lobby_unsubscribe(server: ArenaServer, conn: Conn, msg: m.LobbyUnsubscribe) -> None:
-    conn.lobby = False
-    conn.send(m.encode(m.Ok(ref=msg.ref)))
+# --- lobby -----------------------------------------------------------------------------------
 
 
-def on_get_leaderboard(server: ArenaServer, conn: Conn, msg: m.GetLeaderboard) -> None:
+def on_lobby_subscribe(arena: Arena, session: Session, msg: m.LobbySubscribe, now: float) -> Decision:
+    session.lobby = True
+    return Decision(now=[Reply(session.conn, m.encode(arena.lobby_snapshot(msg.ref)))])
+
+
+def on_lobby_unsubscribe(arena: Arena, session: Session, msg: m.LobbyUnsubscribe, now: float) -> Decision:
+    session.lobby = False
+    return Decision(now=[_ok(session, msg.ref)])
+
+
+def on_get_leaderboard(arena: Arena, session: Session, msg: m.GetLeaderboard, now: float) -> Decision:
     variant = find_variant(msg.variant)
     entries = []
-    for rank, (pid, r) in enumerate(server.ratings.leaderboard(variant.name, msg.limit), 1):
-        p = server.players[pid]
+    for rank, (pid, r) in enumerate(arena.ratings.leaderboard(variant.name, msg.limit), 1):
+        p = arena.players[pid]
         kind: Any = p.kind
         entries.append(
             m.LeaderboardEntry(
@@ -306,22 +181,25 @@ def on_get_leaderboard(server: ArenaServer, conn: Conn, msg: m.GetLeaderboard) -
                 games=r.games,
             )
         )
-    conn.send(m.encode(m.Leaderboard(variant=variant.name, entries=entries, ref=msg.ref)))
+    board = m.Leaderboard(variant=variant.name, entries=entries, ref=msg.ref)
+    return Decision(now=[Reply(session.conn, m.encode(board))])
 
 
-def on_create_room(server: ArenaServer, conn: Conn, msg: m.CreateRoom) -> None:
-    me = _me(conn)
-    variant = _settings(msg.variant, msg.ply_cap, msg.opening)
-    _check_room_count(server, me)
-    room = _new_room(server, variant, msg, msg.private)
-    now = server.now()
+# --- rooms -------------------------------------------------------------------------------------
+
+
+def on_create_room(arena: Arena, session: Session, msg: m.CreateRoom, now: float) -> Decision:
+    me = arena.player_of(session)
+    variant = check_settings(msg.variant, msg.ply_cap, msg.opening)
+    check_room_count(arena, me)
+    room = new_room(arena, variant, msg, msg.private)
     changes = Changes(ops=[room.saved()])
-    if msg.seat is None:
+    if msg.seat is None:  # documented: the creator watches
         changes += room.watch(me.id, me.name)
     else:
-        seat = secrets.choice((Mark.X, Mark.O)) if msg.seat == "random" else _mark(msg.seat)
+        seat = secrets.choice((Mark.X, Mark.O)) if msg.seat == "random" else m.mark_named(msg.seat)
         changes += room.sit(me.id, me.name, seat, now)
-    server.commit(room, changes, then=_reply(conn, _joined(server, room, me, msg.ref, invite=True)))
+    return arena.settle(room, changes, _joined(arena, session, room, msg.ref, now, invite=True))
 
 
 def _admit(room: Room, player: Player, invite: str | None) -> None:
@@ -329,96 +207,118 @@ def _admit(room: Room, player: Player, invite: str | None) -> None:
         raise Refused("no_such_room", f"no room {room.id!r} (or the invite code is wrong)")
 
 
-def on_join(server: ArenaServer, conn: Conn, msg: m.Join) -> None:
-    me = _me(conn)
-    room = _room(server, msg.room, msg.ref)
+def on_join(arena: Arena, session: Session, msg: m.Join, now: float) -> Decision:
+    me = arena.player_of(session)
+    room = find_room(arena, msg.room)
     _admit(room, me, msg.invite)
     if not room.has(me.id):
-        _check_room_count(server, me)
-    seat = None if msg.seat is None else _mark(msg.seat)
-    changes = room.sit(me.id, me.name, seat, server.now())
-    server.commit(room, changes, then=_reply(conn, _joined(server, room, me, msg.ref)))
+        check_room_count(arena, me)
+    seat = None if msg.seat is None else m.mark_named(msg.seat)
+    changes = room.sit(me.id, me.name, seat, now)
+    return arena.settle(room, changes, _joined(arena, session, room, msg.ref, now))
 
 
-def on_spectate(server: ArenaServer, conn: Conn, msg: m.Spectate) -> None:
-    me = _me(conn)
-    if msg.room not in server.rooms and spectate_remote(server, conn, msg):  # feed hook (issue 7)
-        return
-    room = _room(server, msg.room, msg.ref)
+def on_spectate(arena: Arena, session: Session, msg: m.Spectate, now: float) -> Decision:
+    me = arena.player_of(session)
+    room = find_room(arena, msg.room)
     _admit(room, me, msg.invite)
     if not room.has(me.id):
-        _check_room_count(server, me)
+        check_room_count(arena, me)
     changes = room.watch(me.id, me.name)
-    server.commit(room, changes, then=_reply(conn, _joined(server, room, me, msg.ref)))
+    return arena.settle(room, changes, _joined(arena, session, room, msg.ref, now))
 
 
-def on_leave(server: ArenaServer, conn: Conn, msg: m.Leave) -> None:
-    if msg.room not in server.rooms and stop_watching(conn, msg.room):  # feed hook (issue 7)
-        conn.send(m.encode(m.Ok(ref=msg.ref)))
-        return
-    room = _room(server, msg.room, msg.ref)
-    changes = room.leave(_me(conn).id, server.now())
-    server.commit(room, changes, then=_reply(conn, m.Ok(ref=msg.ref)))
+def on_leave(arena: Arena, session: Session, msg: m.Leave, now: float) -> Decision:
+    room = find_room(arena, msg.room)
+    me = arena.player_of(session).id
+    if room.private and not room.has(me) and me not in room.admitted:  # as if there were none
+        raise Refused("no_such_room", f"no room {msg.room!r}")
+    changes = room.leave(me, now)
+    session.rooms.pop(room.id, None)
+    return arena.settle(room, changes, _ok(session, msg.ref, _caused(room, changes)))
 
 
-def on_rematch(server: ArenaServer, conn: Conn, msg: m.Rematch) -> None:
-    room = _room(server, msg.room, msg.ref)
-    changes = room.ask_rematch(_me(conn).id, server.now())
-    server.commit(room, changes, then=_reply(conn, m.Ok(ref=msg.ref)))
+def on_rematch(arena: Arena, session: Session, msg: m.Rematch, now: float) -> Decision:
+    room = find_room(arena, msg.room)
+    changes = room.ask_rematch(arena.player_of(session).id, now)
+    return arena.settle(room, changes, _ok(session, msg.ref, _caused(room, changes)))
 
 
-def on_move(server: ArenaServer, conn: Conn, msg: m.Move) -> None:
-    room = _room(server, msg.room, msg.ref)
-    changes = room.play(_me(conn).id, msg.cell, server.now())
-    seq = next(e.seq for e in changes.events if isinstance(e, m.Moved))
-    server.commit(room, changes, then=_reply(conn, m.Ok(ref=msg.ref, seq=seq)))
+def on_move(arena: Arena, session: Session, msg: m.Move, now: float) -> Decision:
+    room = find_room(arena, msg.room)
+    me = arena.player_of(session)
+    due = room.next_deadline()
+    if due is None or now < due:  # nothing is due: the move decides alone (the usual case)
+        changes = room.play(me.id, msg.cell, now)
+        return _moved(arena, session, room, changes, msg.ref)
+    late = room.tick(now)  # a flag that fell before this move decides the game first
+    decision = arena.settle(room, late) if late.events or late.ops else Decision()
+    try:
+        changes = room.play(me.id, msg.cell, now)
+    except ArenaError as exc:
+        if decision.empty:
+            raise
+        text = "the game ended before the move arrived" if exc.code == "game_over" else exc.message
+        decision += arena.refuse(session.conn, exc.code, text, msg.ref)
+        return decision
+    decision += _moved(arena, session, room, changes, msg.ref)
+    return decision
 
 
-def on_resign(server: ArenaServer, conn: Conn, msg: m.Resign) -> None:
-    room = _room(server, msg.room, msg.ref)
-    changes = room.resign(_me(conn).id, server.now())
-    server.commit(room, changes, then=_reply(conn, m.Ok(ref=msg.ref, seq=room.seq)))
+def _moved(arena: Arena, session: Session, room: Room, changes: Changes, ref: str | None) -> Decision:
+    moved = changes.events[0]  # `Room.play` puts the move first (a game_over may follow)
+    assert type(moved) is MovedEvent
+    return arena.settle(room, changes, _ok(session, ref, moved.seq))
 
 
-def on_challenge(server: ArenaServer, conn: Conn, msg: m.Challenge) -> None:
-    me = _me(conn)
-    opponent = server.by_name.get(msg.opponent.casefold())
-    if opponent is None or opponent.id not in server.online:
-        raise Refused("no_such_player", f"no player named {msg.opponent!r} is online")
-    if opponent.id == me.id:
-        raise Refused("self_challenge", "you cannot challenge yourself")
-    if msg.level is not None and msg.level not in opponent.levels:
-        offered = ", ".join(opponent.levels) or "no levels"
-        raise Refused("bad_level", f"{opponent.name} offers {offered}, not {msg.level!r}")
-    _settings(msg.variant, msg.ply_cap, msg.opening)
-    cid = "c" + secrets.token_hex(5)
-    server.challenges[cid] = PendingChallenge(cid, me.id, opponent.id, msg)
-    server.online[opponent.id].send(
-        m.encode(
-            m.ChallengeReceived(
-                challenge=cid,
-                challenger=server.player_info(me.id),
-                variant=find_variant(msg.variant).name,
-                colour=msg.colour,
-                time_control=msg.time_control,
-                rated=msg.rated,
-                ply_cap=msg.ply_cap,
-                opening=list(msg.opening),
-                level=msg.level,
-                seat=None if msg.colour == "random" else MARK_NAMES[_mark(msg.colour).other],
-            )
-        )
-    )
-    conn.send(m.encode(m.ChallengeSent(challenge=cid, ref=msg.ref)))
+def on_resign(arena: Arena, session: Session, msg: m.Resign, now: float) -> Decision:
+    room = find_room(arena, msg.room)
+    changes = room.resign(arena.player_of(session).id, now)
+    return arena.settle(room, changes, _ok(session, msg.ref, _caused(room, changes)))
 
 
-def on_arrange_game(server: ArenaServer, conn: Conn, msg: m.ArrangeGame) -> None:
+# --- challenges and arranged games ------------------------------------------------------------------
+
+
+def on_challenge(arena: Arena, session: Session, msg: m.Challenge, now: float) -> Decision:
+    return challenges.send(arena, session, msg, now)
+
+
+def on_list_challenges(arena: Arena, session: Session, msg: m.ListChallenges, now: float) -> Decision:
+    return challenges.listing(arena, session, msg, now)
+
+
+def on_cancel_challenge(arena: Arena, session: Session, msg: m.CancelChallenge, now: float) -> Decision:
+    return challenges.cancel(arena, session, msg, now)
+
+
+def on_accept_challenge(arena: Arena, session: Session, msg: m.AcceptChallenge, now: float) -> Decision:
+    challenge = challenges.take(arena, arena.player_of(session), msg.challenge)
+    if isinstance(challenge, ArrangedChallenge):
+        return _accept_arranged(arena, session, challenge, msg.ref, now)
+    return challenges.accept(arena, session, challenge, msg.ref, now)
+
+
+def on_decline_challenge(arena: Arena, session: Session, msg: m.DeclineChallenge, now: float) -> Decision:
+    me = arena.player_of(session)
+    challenge = challenges.take(arena, me, msg.challenge)
+    if isinstance(challenge, Pending):
+        return challenges.decline(arena, session, challenge, msg)
+    decision = Decision(now=[_ok(session, msg.ref)])
+    arr = arena.arrangements.get(challenge.room)
+    if arr is not None:
+        arr.answered.add(challenge.seat)
+        decision += call_off(arena, arr, [(challenge.seat, "declined", msg.reason)], f"{me.name} declined")
+    return decision
+
+
+def on_arrange_game(arena: Arena, session: Session, msg: m.ArrangeGame, now: float) -> Decision:
     """Open a room for ``msg.x`` against ``msg.o``, watched by the director, and invite both."""
-    me = _me(conn)
+    me = arena.player_of(session)
     players: list[Player] = []
     for name in (msg.x, msg.o):
-        player = server.by_name.get(name.casefold())
-        if player is None or player.id not in server.online:
+        player = arena.players.named(name)
+        if player is None or player.id not in arena.online:
             raise Refused("no_such_player", f"no player named {name!r} is online")
         players.append(player)
     x, o = players
@@ -426,127 +326,71 @@ def on_arrange_game(server: ArenaServer, conn: Conn, msg: m.ArrangeGame) -> None
         raise Refused("same_player", f"{x.name} cannot play both seats")
     if me.id in (x.id, o.id):
         raise Refused("self_challenge", "you cannot arrange a game you play in; challenge the other player")
-    variant = _settings(msg.variant, msg.ply_cap, msg.opening)
-    _check_room_count(server, me)
-    room = _new_room(server, variant, msg, private=False)
+    variant = check_settings(msg.variant, msg.ply_cap, msg.opening)
+    check_room_count(arena, me)
+    room = new_room(arena, variant, msg, private=False)
     room.reserve(x.id, o.id)
     changes = Changes(ops=[room.saved()]) + room.watch(me.id, me.name)
     cids = ("c" + secrets.token_hex(5), "c" + secrets.token_hex(5))
-    arr = Arrangement(room.id, me.id, (x.id, o.id), cids, server.now() + server.config.answer_timeout)
-    server.arrangements[room.id] = arr
+    arr = Arrangement(room.id, me.id, (x.id, o.id), cids, now + arena.config.answer_timeout)
+    arena.arrangements[room.id] = arr
+    invitations: list[Out] = [
+        Reply(session.conn, m.encode(m.GameArranged(room=room.id, x=x.name, o=o.name, ref=msg.ref)))
+    ]
     for mark, player in zip((Mark.X, Mark.O), players, strict=True):
-        server.challenges[cids[mark]] = ArrangedChallenge(cids[mark], me.id, player.id, room.id, mark)
-    server.wake_at(arr.due, room.id)
-    arranged = m.GameArranged(room=room.id, x=x.name, o=o.name, ref=msg.ref)
-
-    def invite() -> None:
-        conn.send(m.encode(arranged))
-        if server.arrangements.get(room.id) is not arr:
-            return  # called off already (a player went offline meanwhile)
-        arr.invited = True
-        for mark, player in zip((Mark.X, Mark.O), players, strict=True):
-            other = players[1 - mark]
-            received = m.ChallengeReceived(
-                challenge=cids[mark],
-                challenger=server.player_info(me.id),
-                variant=variant.name,
-                colour=MARK_NAMES[mark.other],
-                time_control=msg.time_control,
-                rated=msg.rated,
-                ply_cap=msg.ply_cap,
-                opening=list(msg.opening),
-                seat=MARK_NAMES[mark],
-                opponent=other.name,
-            )
-            target = server.online.get(player.id)
-            if target is not None:
-                target.send(m.encode(received))
-
-    server.commit(room, changes, then=invite)
-
-
-def _take_challenge(server: ArenaServer, me: Player, cid: str) -> PendingChallenge | ArrangedChallenge:
-    pending: PendingChallenge | ArrangedChallenge | None = server.challenges.get(cid)
-    if pending is None or pending.opponent != me.id:
-        raise Refused("no_such_challenge", f"no pending challenge {cid!r} for you")
-    del server.challenges[cid]
-    return pending
+        arena.challenges[cids[mark]] = ArrangedChallenge(cids[mark], me.id, player.id, room.id, mark)
+        received = m.ChallengeReceived(
+            challenge=cids[mark],
+            challenger=arena.player_info(me.id),
+            variant=variant.name,
+            colour=m.MARK_NAMES[mark.other],
+            time_control=msg.time_control,
+            rated=msg.rated,
+            ply_cap=msg.ply_cap,
+            opening=list(msg.opening),
+            seat=m.MARK_NAMES[mark],
+            opponent=players[1 - mark].name,
+        )
+        invitations.append(Tell(player.id, m.encode(received), challenge=cids[mark]))
+    watching = Attach(session.conn, room.id, (), room.seq)  # the director hears the room from the start
+    decision = arena.settle(room, changes, watching, *invitations)
+    decision.wake.append((arr.due, room.id))
+    return decision
 
 
 def _accept_arranged(
-    server: ArenaServer, conn: Conn, me: Player, pending: ArrangedChallenge, ref: str | None
-) -> None:
-    """Sit ``me`` in the arranged room; the second to sit starts the game."""
-    arr: Arrangement | None = server.arrangements.get(pending.room)
+    arena: Arena, session: Session, challenge: ArrangedChallenge, ref: str | None, now: float
+) -> Decision:
+    """Sit the player in the arranged room; the second to sit starts the game."""
+    me = arena.player_of(session)
+    arr = arena.arrangements.get(challenge.room)
     if arr is None:  # pragma: no cover - calling off withdraws the challenges with it
         raise Refused("no_such_challenge", "that arranged game was called off")
-    arr.answered.add(pending.seat)
-    room = server.rooms.get(pending.room)
+    arr.answered.add(challenge.seat)
+    room = arena.rooms.get(challenge.room)
     if room is None or room.closed:
-        call_off(server, arr, [], "the room closed")
-        raise Refused("no_such_challenge", "that arranged game was called off: its room closed")
+        decision = call_off(arena, arr, [], "the room closed")
+        decision += arena.refuse(
+            session.conn, "no_such_challenge", "that arranged game was called off: its room closed", ref
+        )
+        return decision
     try:
         if not room.has(me.id):
-            _check_room_count(server, me)
-        changes = room.sit(me.id, me.name, pending.seat, server.now())
+            check_room_count(arena, me)
+        changes = room.sit(me.id, me.name, challenge.seat, now)
     except Refused as exc:
-        call_off(
-            server, arr, [(pending.seat, "declined", exc.message)], f"{me.name} could not sit: {exc.code}"
+        decision = call_off(
+            arena, arr, [(challenge.seat, "declined", exc.message)], f"{me.name} could not sit: {exc.code}"
         )
-        raise
+        decision += arena.refuse(session.conn, exc.code, exc.message, ref)
+        return decision
     if room.playing:
-        del server.arrangements[room.id]  # both seated: an ordinary game from here on
-    server.commit(room, changes, then=_reply(conn, _joined(server, room, me, ref)))
+        del arena.arrangements[room.id]  # both seated: an ordinary game from here on
+    return arena.settle(room, changes, _joined(arena, session, room, ref, now))
 
 
-def on_accept_challenge(server: ArenaServer, conn: Conn, msg: m.AcceptChallenge) -> None:
-    me = _me(conn)
-    pending = _take_challenge(server, me, msg.challenge)
-    if isinstance(pending, ArrangedChallenge):
-        _accept_arranged(server, conn, me, pending, msg.ref)
-        return
-    challenger_conn = server.online.get(pending.challenger)
-    if challenger_conn is None:
-        raise Refused("no_such_challenge", "the challenger has gone")
-    req = pending.request
-    challenger = server.players[pending.challenger]
-    variant = _settings(req.variant, req.ply_cap, req.opening)
-    room = _new_room(server, variant, req, private=False)
-    colour = secrets.choice((Mark.X, Mark.O)) if req.colour == "random" else _mark(req.colour)
-    now = server.now()
-    changes = Changes(ops=[room.saved()])
-    changes += room.sit(challenger.id, challenger.name, colour, now)
-    changes += room.sit(me.id, me.name, colour.other, now)
-    joined = _joined(server, room, me, msg.ref)
-    accepted = m.ChallengeAccepted(
-        challenge=pending.id, room=room.id, role=MARK_NAMES[colour], snapshot=joined.snapshot
-    )
-
-    def reply() -> None:
-        challenger_conn.send(m.encode(accepted))
-        conn.send(m.encode(joined))
-
-    server.commit(room, changes, then=reply)
-
-
-def on_decline_challenge(server: ArenaServer, conn: Conn, msg: m.DeclineChallenge) -> None:
-    me = _me(conn)
-    pending = _take_challenge(server, me, msg.challenge)
-    if isinstance(pending, ArrangedChallenge):
-        arr: Arrangement | None = server.arrangements.get(pending.room)
-        if arr is not None:
-            arr.answered.add(pending.seat)
-            call_off(server, arr, [(pending.seat, "declined", msg.reason)], f"{me.name} declined")
-        conn.send(m.encode(m.Ok(ref=msg.ref)))
-        return
-    challenger = server.online.get(pending.challenger)
-    if challenger is not None:
-        challenger.send(m.encode(m.ChallengeDeclined(challenge=pending.id, by=me.name, reason=msg.reason)))
-    conn.send(m.encode(m.Ok(ref=msg.ref)))
-
-
-def on_ping(server: ArenaServer, conn: Conn, msg: m.Ping) -> None:
-    conn.send(m.encode(m.Pong(ref=msg.ref)))
+def on_ping(arena: Arena, session: Session, msg: m.Ping, now: float) -> Decision:
+    return Decision(now=[Reply(session.conn, m.encode(m.Pong(ref=msg.ref)))])
 
 
 HANDLERS: dict[str, Handler] = {
@@ -561,6 +405,8 @@ HANDLERS: dict[str, Handler] = {
     "leave": on_leave,
     "rematch": on_rematch,
     "challenge": on_challenge,
+    "list_challenges": on_list_challenges,
+    "cancel_challenge": on_cancel_challenge,
     "arrange_game": on_arrange_game,
     "accept_challenge": on_accept_challenge,
     "decline_challenge": on_decline_challenge,

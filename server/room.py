@@ -17,8 +17,12 @@ from typing import Any
 from protocol import messages as m
 from protocol.errors import ArenaError, IllegalMove
 from protocol.rules import Mark, Outcome, State, Termination, Variant
-from server.clock import MARK_NAMES, Clock
+from server.clock import Clock
+from server.frames import MovedEvent, clocks_json
 from server.ops import GameFinished, GameSaved, MoveSaved, RoomSaved, StoreOp
+
+#: A room event: a pydantic model, or a move's `MovedEvent` (its frame is built by hand).
+Event = m.RoomEvent | MovedEvent
 
 
 class Refused(ArenaError):
@@ -29,12 +33,23 @@ class Refused(ArenaError):
         self.code = code
 
 
+class Redirected(ArenaError):
+    """The room lives on another node: the client gets `Redirect` to it."""
+
+    code = "redirect"
+
+    def __init__(self, url: str, room: str) -> None:
+        super().__init__(f"room {room} is on {url}")
+        self.url = url
+        self.room = room
+
+
 @dataclass
 class Changes:
     """What one decision produced: events to announce, operations to store first, and
     the games it finished (the shell rates them and fills in `GameEnded.ratings`)."""
 
-    events: list[m.RoomEvent] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     ops: list[StoreOp] = field(default_factory=list)
     finished: list[tuple[Game, m.GameEnded]] = field(default_factory=list)
 
@@ -111,6 +126,8 @@ class Room:
         #: (seq, frame) of the latest events announced, for `replay_since`: text, not models,
         #: so hundreds of rooms' logs add nothing for the garbage collector to walk.
         self.log: deque[tuple[int, str]] = deque(maxlen=self.rules.replay_events)
+        #: The seq of the latest event announced (stored and sent); set on recovery too.
+        self.announced_seq = 0
         self.games: list[str] = []
         self.score: dict[str, float] = {}
         self.game: Game | None = None
@@ -143,7 +160,7 @@ class Room:
 
     def role(self, player: str) -> m.MarkName | None:
         mark = self.seat_of(player)
-        return MARK_NAMES[mark] if mark is not None else None
+        return m.MARK_NAMES[mark] if mark is not None else None
 
     def has(self, player: str) -> bool:
         """Whether ``player`` is seated here or watching."""
@@ -178,18 +195,20 @@ class Room:
         if game is None:
             return None
         state = game.state
+        due = None if state.is_over else game.first_move_due
         return m.GameSnapshot(
             game=game.id,
             number=game.number,
             x=self.names[game.x],
             o=self.names[game.o],
             moves=list(state.moves),
-            board=[None if mk is None else MARK_NAMES[mk] for mk in state.board()],
-            to_move=MARK_NAMES[state.to_move],
+            board=[None if mk is None else m.MARK_NAMES[mk] for mk in state.board()],
+            to_move=m.MARK_NAMES[state.to_move],
             ply=state.ply,
             next_to_vanish=_vanishing(state),
             clocks=game.clock.snapshot(now),
             result=_result(state.outcome) if state.outcome else None,
+            first_move_ms=None if due is None else max(0, int((due - now) * 1000)),
         )
 
     def snapshot(self, now: float) -> m.RoomSnapshot:
@@ -199,35 +218,40 @@ class Room:
             games=list(self.games),
             score=dict(self.score),
             game=self.game_snapshot(now),
-            disconnected={MARK_NAMES[mk]: max(0, int((due - now) * 1000)) for mk, due in self.away.items()},
-            rematch=[MARK_NAMES[mk] for mk in sorted(self.rematch)],
+            disconnected={m.MARK_NAMES[mk]: max(0, int((due - now) * 1000)) for mk, due in self.away.items()},
+            rematch=[m.MARK_NAMES[mk] for mk in sorted(self.rematch)],
         )
 
     def announced(self, seq: int, frame: str) -> None:
-        """The shell announced event ``seq`` as ``frame`` (stored first): keep it for replays."""
+        """Event ``seq`` was stored and announced as ``frame``: keep it for replays."""
         self.log.append((seq, frame))
+        self.announced_seq = seq
 
-    def replay_since(self, seq: int) -> list[str] | None:
-        """The frames of the announced events after ``seq``, or None when some of them are no
-        longer kept. Events decided but not yet announced are not among them: they reach
-        every member when their announcement comes."""
-        if seq >= self.seq:
+    def can_replay(self, seq: int) -> bool:
+        """Whether every announced event after ``seq`` is still kept for `replay_since`."""
+        return seq >= self.announced_seq or (bool(self.log) and self.log[0][0] <= seq + 1)
+
+    def replay_since(self, seq: int) -> list[tuple[int, str]] | None:
+        """The announced events after ``seq`` as (seq, frame), or None when some of them
+        are no longer kept. Events decided but not yet announced are not among them."""
+        if seq >= self.announced_seq:
             return []
         if not self.log or self.log[0][0] > seq + 1:
             return None
-        return [frame for n, frame in self.log if n > seq]
+        return [(n, frame) for n, frame in self.log if n > seq]
 
     def next_deadline(self) -> float | None:
-        """The next time `tick` has something to do."""
-        times = list(self.away.values())
+        """The next time `tick` has something to do (before it, `tick` changes nothing)."""
+        due = min(self.away.values()) if self.away else None
         game = self.game
         if game is not None and not game.state.is_over:
-            if game.first_move_due is not None:
-                times.append(game.first_move_due)
+            first = game.first_move_due
+            if first is not None and (due is None or first < due):
+                due = first
             flag = game.clock.flag_time()
-            if flag is not None:
-                times.append(flag)
-        return min(times) if times else None
+            if flag is not None and (due is None or flag < due):
+                due = flag
+        return due
 
     def saved(self) -> RoomSaved:
         """The store operation that records this room as it is now."""
@@ -263,9 +287,9 @@ class Room:
                 raise Refused("seat_taken", "the free seat is kept for an arranged game")
             seat = open_to[0]
         elif self.seats[seat] is not None:
-            raise Refused("seat_taken", f"seat {MARK_NAMES[seat]} is taken")
+            raise Refused("seat_taken", f"seat {m.MARK_NAMES[seat]} is taken")
         elif self.reserved[seat] not in (None, player):
-            raise Refused("seat_taken", f"seat {MARK_NAMES[seat]} is kept for an arranged game")
+            raise Refused("seat_taken", f"seat {m.MARK_NAMES[seat]} is kept for an arranged game")
         self.names[player] = name
         self.admitted.add(player)
         self.spectators.discard(player)
@@ -333,40 +357,27 @@ class Room:
         return changes
 
     def play(self, player: str, cell: int, now: float) -> Changes:
-        """``player`` places a mark on ``cell``."""
+        """``player`` places a mark on ``cell``. The caller ticks the room to ``now`` first,
+        so a flag that fell before the move has already decided the game."""
         game, mark = self._seated_in_game(player)
         if game.state.to_move is not mark:
             raise Refused("not_your_turn", "it is the other player's turn")
-        changes = self.tick(now)  # a flag that fell before this move decides the game
-        if game.state.is_over:
-            raise LateMove(changes)
         try:
             state = game.state.play(cell)
         except IllegalMove as exc:
             raise Refused(exc.code, exc.message) from exc
         if not game.clock.press(mark, now):  # pragma: no cover - tick above flags first
-            return changes + self._end(Outcome(Termination.TIMEOUT, mark.other), now)
+            return Changes() + self._end(Outcome(Termination.TIMEOUT, mark.other), now)
         before = game.state.queues[mark]
         game.state = state
         game.first_move_due = None
         vanished = before[0] if len(before) == self.variant.max_marks else None
-        clocks = game.clock.snapshot(now)
-        changes += self._emit(
-            m.Moved(
-                room=self.id,
-                seq=0,
-                game=game.id,
-                ply=state.ply,
-                cell=cell,
-                mark=MARK_NAMES[mark],
-                vanished=vanished,
-                next_to_vanish=_vanishing(state),
-                clocks=clocks,
-            )
-        )
-        changes.ops.append(
-            MoveSaved(game.id, state.ply, cell, clocks.x_ms, clocks.o_ms, room=self.id, seq=self.seq)
-        )
+        clocks, x_ms, o_ms = clocks_json(game.clock, now)
+        self.seq += 1
+        vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
+        moved = MovedEvent(self.id, self.seq, game.id, state.ply, cell, mark, vanished, vanishing, clocks)
+        saved = MoveSaved(game.id, state.ply, cell, x_ms, o_ms, room=self.id, seq=self.seq)
+        changes = Changes([moved], [saved])
         if state.outcome is not None:
             changes += self._end(state.outcome, now)
         return changes
@@ -388,7 +399,7 @@ class Room:
             return Changes()
         self.rematch.add(mark)
         changes = self._emit(
-            m.RematchOffered(room=self.id, seq=0, by=self.names[player], mark=MARK_NAMES[mark])
+            m.RematchOffered(room=self.id, seq=0, by=self.names[player], mark=m.MARK_NAMES[mark])
         )
         if len(self.rematch) == 2:
             self.seats.reverse()
@@ -416,7 +427,7 @@ class Room:
                 room=self.id,
                 seq=0,
                 player=self.names[player],
-                mark=MARK_NAMES[mark],
+                mark=m.MARK_NAMES[mark],
                 grace_ms=int(self.rules.grace * 1000),
             )
         )
@@ -431,7 +442,7 @@ class Room:
         if self.away.pop(mark, None) is None:
             return Changes()
         return self._emit(
-            m.PlayerReconnected(room=self.id, seq=0, player=self.names[player], mark=MARK_NAMES[mark])
+            m.PlayerReconnected(room=self.id, seq=0, player=self.names[player], mark=m.MARK_NAMES[mark])
         )
 
     def tick(self, now: float) -> Changes:
@@ -471,7 +482,7 @@ class Room:
             raise Refused("game_over", "the game has already ended")
         return game, mark
 
-    def _emit(self, event: m.RoomEvent) -> Changes:
+    def _emit(self, event: Event) -> Changes:
         self.seq += 1
         event.seq = self.seq
         return Changes(events=[event])
@@ -545,8 +556,7 @@ class Room:
         if outcome.termination is not Termination.ABORTED:
             for mark in (Mark.X, Mark.O):
                 name = self.names[game.player(mark)]
-                points = 0.5 if outcome.winner is None else float(outcome.winner is mark)
-                self.score[name] = self.score.get(name, 0.0) + points
+                self.score[name] = self.score.get(name, 0.0) + outcome.points(mark)
         result = _result(outcome)
         event = m.GameEnded(
             room=self.id,
@@ -567,21 +577,12 @@ class Room:
         return changes
 
 
-class LateMove(Refused):
-    """The game ended (a flag fell) before the move arrived. ``changes`` holds that news,
-    which must still be stored and announced."""
-
-    def __init__(self, changes: Changes) -> None:
-        super().__init__("game_over", "your time ran out before the move arrived")
-        self.changes = changes
-
-
 def _vanishing(state: State) -> dict[m.MarkName, int | None]:
     return {"x": state.next_to_vanish(Mark.X), "o": state.next_to_vanish(Mark.O)}
 
 
 def _result(outcome: Outcome) -> m.Result:
-    winner = None if outcome.winner is None else MARK_NAMES[outcome.winner]
+    winner = None if outcome.winner is None else m.MARK_NAMES[outcome.winner]
     reason: Any = outcome.termination.value
     result: Any = outcome.result
     return m.Result(result=result, winner=winner, reason=reason, line=list(outcome.line))

@@ -7,9 +7,12 @@ clock times are stamped here, never in the rooms.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,7 +32,7 @@ from server.ops import (
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS players (
     id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
-    token_hash TEXT NOT NULL UNIQUE, created REAL NOT NULL);
+    token_hash TEXT NOT NULL UNIQUE, created REAL NOT NULL, name_key TEXT);
 CREATE TABLE IF NOT EXISTS ratings (
     player TEXT NOT NULL, variant TEXT NOT NULL, rating REAL NOT NULL, rd REAL NOT NULL,
     vol REAL NOT NULL, games INTEGER NOT NULL, updated REAL NOT NULL, PRIMARY KEY (player, variant));
@@ -57,6 +60,53 @@ END;
 
 #: Moves written by one INSERT (8 parameters each: SQLite allows 32,766 since 3.32).
 MOVES_PER_STATEMENT = 1000
+
+
+def name_key(name: str) -> str:
+    """What two names that may not both exist share: the name case-folded (as the roster
+    compares them); the players table keeps it in ``name_key`` under a unique index."""
+    return name.casefold()
+
+
+def _add_name_keys(db: sqlite3.Connection) -> None:
+    """Give a database from before ``name_key`` the column, filled, and its unique index
+    (names there were compared with NOCASE, so no two of them share a key unless they
+    differ beyond ASCII case, which the roster already refused)."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(players)")]
+    if "name_key" not in columns:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("ALTER TABLE players ADD COLUMN name_key TEXT")
+            rows = list(db.execute("SELECT id, name FROM players"))
+            keys = [(name_key(name), pid) for pid, name in rows]
+            db.executemany("UPDATE players SET name_key = ? WHERE id = ?", keys)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players (name_key)")
+
+
+def unwritable(path: str) -> str | None:
+    """Why the server could not write the database file ``path`` and the WAL and SHM files
+    beside it (None: it can). Tried for real (a file created in the folder, the database
+    opened for writing), so it holds for root and odd mounts as for anyone else."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"cannot create files in {folder} (for the WAL and SHM files): {exc.strerror or exc}"
+    for name in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(name):
+            try:
+                with open(name, "r+b"):
+                    pass
+            except OSError as exc:
+                return f"cannot write {name}: {exc.strerror or exc}"
+    return None
 
 
 def hash_token(token: str) -> str:
@@ -115,6 +165,7 @@ class Store:
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoint_lock = threading.Lock()
         self.db.executescript(SCHEMA)
+        _add_name_keys(self.db)
         self.writes = 0
         self.batches = 0
 
@@ -167,7 +218,9 @@ class Store:
                 self._moves(cur, moves, now)
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            if self.db.in_transaction:  # a failed COMMIT may have rolled back already
+                with contextlib.suppress(sqlite3.Error):  # the original error says more
+                    cur.execute("ROLLBACK")
             raise
 
     @staticmethod
@@ -244,7 +297,8 @@ class Store:
             )
         elif isinstance(op, PlayerSaved):
             cur.execute(
-                "INSERT INTO players VALUES (?,?,?,?,?)", (op.player, op.name, op.kind, op.token_hash, now)
+                "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?)",
+                (op.player, op.name, op.kind, op.token_hash, now, name_key(op.name)),
             )
         else:  # pragma: no cover - exhaustive
             raise TypeError(op)

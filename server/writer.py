@@ -8,6 +8,12 @@ The writes happen in a thread of the writer's own, fed straight from `submit`:
 it starts a transaction as soon as there is something to write (not when the
 event loop next gets round to a writer task), and hands each committed batch's
 announcements back to the loop with one ``call_soon_threadsafe``.
+
+A batch the store refuses (a full disk, a read-only file, a lock held too long) is
+never announced: the thread tries it again, pausing longer each time (`BACKOFF`),
+for as long as it takes. The loop hears ``failing(reason)`` at the first failure and
+``recovered()`` once the batch is stored, just before its announcements; meanwhile
+the server refuses requests that would need the store (`server.outage`).
 """
 
 from __future__ import annotations
@@ -16,21 +22,27 @@ import asyncio
 import contextlib
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 from server.ops import StoreOp
 from server.store import Store
 
 log = logging.getLogger("ttt.server.writer")
 
+
+class _Rejected(Exception):
+    """The store will never take these operations (a constraint they break)."""
+
+
 #: Most operations written in one transaction.
 MAX_BATCH = 5000
 
-#: A failed transaction is tried again after these pauses (seconds) before giving up.
-RETRIES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 2.0, 2.0, 2.0)
+#: Pauses (seconds) before each new try of a failed transaction; the last repeats forever.
+BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
 Item = tuple[list[StoreOp], Callable[[], None] | None]
 
@@ -41,16 +53,29 @@ class Writer:
     def __init__(
         self,
         store: Store,
-        retries: tuple[float, ...] = RETRIES,
-        announcing: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+        retries: tuple[float, ...] = BACKOFF,
+        announcing: Callable[[], AbstractContextManager[None]] = nullcontext,
+        committed: Callable[[float], None] | None = None,
+        failing: Callable[[str], None] | None = None,
+        recovered: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
+        #: Told the seconds each committed transaction took (from the writer's thread).
+        self.committed = committed
         #: Wraps the announcements of each batch (the server gathers their frames).
         self.announcing = announcing
         self.retries = retries
-        #: Transactions that failed at least once, and those that never got written.
+        #: Called on the loop when the store first fails, and once it stores again.
+        self.failing = failing
+        self.recovered = recovered
+        #: Transactions that failed at least once, and those never written (left at shutdown).
         self.retried = 0
         self.failures = 0
+        #: Why the store fails now (None: it works), as the writer's thread last saw it.
+        self.down: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: Set when the server stops: a failing batch is then given up on, unannounced.
+        self._stopping = threading.Event()
         #: Decisions to write; None tells the thread to stop.
         self._pending: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -65,18 +90,21 @@ class Writer:
 
     async def run(self) -> None:
         """Write in the writer thread until cancelled (the thread stops after its batch)."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         self._thread = threading.Thread(target=self._write_loop, args=(loop,), name="ttt-writer", daemon=True)
         self._thread.start()
         try:
             await loop.create_future()
         finally:
+            self._stopping.set()
             self._pending.put(None)
 
     async def checkpoints(self, every: float = 1.0) -> None:
         """Run WAL checkpoints beside the writer, every ``every`` seconds."""
         while True:
             await asyncio.sleep(every)
+            if self.down is not None:  # the writer's retries find out when it works again
+                continue
             try:
                 await asyncio.to_thread(self.store.checkpoint)
             except Exception:
@@ -91,9 +119,11 @@ class Writer:
             item = self._pending.get_nowait()
             if item is not None:
                 items.append(item)
-        if items:
-            await asyncio.to_thread(self._write_ops, [op for ops, _ in items for op in ops])
-            self._announce(items)
+        if not items:
+            return
+        stored = await asyncio.to_thread(self._store, items)
+        if stored is not None:  # else a failing store: nothing of it is announced
+            self._announce(stored)
 
     def _write_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """The writer thread: waits for a decision, takes what else is pending (up to about
@@ -110,11 +140,11 @@ class Writer:
                     break
                 items.append(item)
                 count += len(item[0])
-            ops = [op for batch, _ in items for op in batch]
-            if ops:
-                self._write_ops(ops)
+            stored = self._store(items)
+            if stored is None:
+                return  # stopping while the store fails: nothing of it is announced
             try:
-                loop.call_soon_threadsafe(self._announce, items)
+                loop.call_soon_threadsafe(self._announce, stored)
             except RuntimeError:  # the loop is closed: nobody is left to tell
                 return
             if stop:
@@ -129,22 +159,67 @@ class Writer:
                     except Exception:
                         log.exception("announcement failed")
 
-    def _write_ops(self, ops: list[StoreOp]) -> None:
-        """Write ``ops``, trying again while the store fails (a locked or full disk often
-        passes); announcements wait meanwhile, so nothing is announced before it is
-        stored. After the last retry (about 10 s) the rooms, which have already
-        decided, announce anyway rather than freeze, and the failure is counted."""
-        for attempt, pause in enumerate((*self.retries, None)):
+    def _store(self, items: list[Item]) -> list[Item] | None:
+        """Write the operations of ``items`` in one transaction; the items to announce, or
+        None when the server stops first. A batch holding an operation the store can never
+        take (a constraint it breaks, such as a name another node took meanwhile) is
+        written decision by decision, and the decisions it refuses are not announced."""
+        ops = [op for batch, _ in items for op in batch]
+        try:
+            return items if not ops or self._write_ops(ops) else None
+        except _Rejected:
+            kept: list[Item] = []
+            for item in items:
+                try:
+                    if item[0] and not self._write_ops(item[0]):
+                        return None
+                except _Rejected as exc:
+                    self.failures += 1
+                    log.error("the store rejects a decision (%s): it is not announced", exc)
+                    continue
+                kept.append(item)
+            return kept
+
+    def _write_ops(self, ops: list[StoreOp]) -> bool:
+        """Write ``ops``, trying again while the store fails, with growing pauses, until it
+        works (True) or the server stops (False: the batch is neither stored nor announced).
+        Announcements wait meanwhile, so nothing is announced before it is stored."""
+        attempt = 0
+        while True:
             try:
+                started = time.perf_counter()
                 self.store.write(ops)
-                return
-            except Exception:
+            except sqlite3.IntegrityError as exc:  # trying again cannot help
+                raise _Rejected(str(exc)) from exc
+            except Exception as exc:
                 if attempt == 0:
                     self.retried += 1
-                if pause is None:
+                if self.down is None:
+                    self.down = f"{type(exc).__name__}: {exc}"
+                    log.error(
+                        "store write failed (%d operations): %s; refusing changes until it works",
+                        len(ops),
+                        self.down,
+                    )
+                    self._tell(self.failing, self.down)
+                pause = self.retries[min(attempt, len(self.retries) - 1)]
+                attempt += 1
+                if self._stopping.wait(pause):
                     self.failures += 1
-                    log.exception("store write failed (%d operations); announcing anyway", len(ops))
-                    return
-                if attempt == 0:
-                    log.warning("store write failed (%d operations); trying again", len(ops), exc_info=True)
-                time.sleep(pause)
+                    log.error("shutting down with %d operations not stored (never announced)", len(ops))
+                    return False
+                continue
+            if self.committed is not None:
+                self.committed(time.perf_counter() - started)
+            if self.down is not None:
+                log.warning("the store works again after %d tries", attempt + 1)
+                self.down = None
+                self._tell(self.recovered)
+            return True
+
+    def _tell(self, callback: Callable[..., None] | None, *args: str) -> None:
+        """Run ``callback(*args)`` on the loop (if there is one still running)."""
+        if callback is None or self._loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self._loop.call_soon_threadsafe(callback, *args)

@@ -14,10 +14,11 @@ from protocol.rules import State
 @pytest.mark.parametrize("name", bots.STRATEGIES)
 @pytest.mark.parametrize("variant", ["classic", "tactic-toe", "4x4k3"])
 def test_every_strategy_plays_legal_moves_to_the_end(name: str, variant: str) -> None:
-    if name == "table" and variant == "4x4k3":
-        pytest.skip("only 3x3 boards are solved")
-    options = {"think_ms": 50} if name == "minimax" else {}
+    options = {"think_ms": 50} if name in ("minimax", "gomoku") else {}
     player = bots.strategy(name, **options)
+    refusal = getattr(player, "refusal", None)
+    if refusal is not None and refusal(variant) is not None:
+        pytest.skip(refusal(variant))
     opponent = bots.strategy("random")
     rng = random.Random(7)
     state = State.start(variant, ply_cap=40)

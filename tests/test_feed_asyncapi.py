@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from protocol.topics import ROUTES, parse_topic
 from server.feed.asyncapi import document, render
-from server.feed.topics import ROUTES, parse_topic
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "asyncapi.json"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from protocol.topics import Publication
 from server.feed.outbox import Outbox
-from server.feed.topics import Publication
 
 
 def event(n: int, room: str = "r1") -> Publication:

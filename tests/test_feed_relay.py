@@ -15,10 +15,10 @@ from mosquitto import Broker, running_broker
 
 from protocol import messages as m
 from protocol.rules import Mark, find_variant
+from protocol.topics import encode, parse_topic
 from server.bus import EventBus, FeedEvent
 from server.feed.bridge import Backoff, Feed
 from server.feed.relay import RemoteRooms
-from server.feed.topics import encode, parse_topic
 from server.room import Changes, Room
 
 NODE_A = {"node": "A", "url": "ws://127.0.0.1:9001", "status": "online"}

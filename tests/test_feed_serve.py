@@ -20,6 +20,7 @@ from protocol import messages as m
 from protocol.client import ArenaClient, connect
 
 TTT = [sys.executable, "-m", "protocol.cli"]
+NO_BOTS = ("--house-bots", "none")
 
 
 @pytest.fixture
@@ -33,6 +34,7 @@ async def serve(url: str, node: str, db: Path) -> AsyncIterator[tuple[asyncio.su
     """A ``ttt serve`` process on a free port; yields it and its WebSocket URL."""
     proc = await asyncio.create_subprocess_exec(
         *TTT, "serve", "--port", "0", "--node-id", node, "--mqtt", url, "--db", str(db),
+        "--house-bots", "none",
         stderr=subprocess.PIPE,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -108,7 +110,7 @@ async def test_serve_without_a_broker_plays_and_logs_the_outage_once(tmp_path: P
 
 def test_serve_refuses_a_bad_mqtt_url(tmp_path: Path) -> None:
     done = subprocess.run(
-        [*TTT, "serve", "--port", "0", "--mqtt", "http://broker", "--db", str(tmp_path / "x.db")],
+        [*TTT, "serve", "--port", "0", "--mqtt", "http://broker", "--db", str(tmp_path / "x.db"), *NO_BOTS],
         capture_output=True,
         text=True,
         timeout=30,

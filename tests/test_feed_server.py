@@ -97,6 +97,7 @@ async def test_whole_game_topics_and_payloads(node_a: ArenaServer, broker: Broke
         record = m.GameRecord.model_validate_json(result.raw)
         assert (record.moves, record.outcome.result, record.x, record.o) == (X_WINS, "1-0", "ann", "bob")
         assert result.topic == f"ttt/v1/games/{record.game}/result"
+        assert 0 < record.started <= record.ended, "real start and end times (started was 0.0)"
         ratings = {
             x.payload["name"]: m.RatingChange.model_validate_json(x.raw)
             for x in live.messages

@@ -25,13 +25,18 @@ def test_a_player_created_on_another_node_is_found_by_token_and_name(tmp_path: P
                 RatingSaved("p1", "classic", 1612.5, 80.0, 0.06, 7),
             ]
         )
-        assert find_player(b, token_hash=hash_token("wrong")) is None
-        assert find_player(b, name="bob") is None
-        player = find_player(b, token_hash=hash_token("secret"))
+        assert find_player(b.arena, b.store, token_hash=hash_token("wrong")) is None
+        assert find_player(b.arena, b.store, name="bob") is None
+        player = find_player(b.arena, b.store, token_hash=hash_token("secret"))
         assert (player.id, player.name) == ("p1", "Ann")
-        assert b.by_name["ann"] is player and b.by_token[hash_token("secret")] is player
-        assert b.ratings.get("p1", "classic").rating == 1612.5
-        assert find_player(b, name="ANN") is player, "names compare without case, as name_taken does"
+        assert (
+            b.arena.players.by_name["ann"] is player
+            and b.arena.players.by_token[hash_token("secret")] is player
+        )
+        assert b.arena.ratings.get("p1", "classic").rating == 1612.5
+        assert find_player(b.arena, b.store, name="ANN") is player, (
+            "names compare without case, as name_taken does"
+        )
     finally:
         a.store.close()
         b.store.close()
@@ -46,12 +51,12 @@ def test_ratings_written_by_another_node_are_reloaded_before_rating(tmp_path: Pa
                 RatingSaved("p1", "4x4k4", 1400.0, 90.0, 0.06, 3),
             ]
         )
-        b.ratings.load("p1", "classic", b.ratings.get("p1", "classic"))  # b's stale copy: 1500
-        refresh_ratings(b, "classic", ["p1", "nobody"])
-        assert b.ratings.get("p1", "classic").games == 12
-        assert b.ratings.get("p1", "4x4k4").games == 0, "only the variant asked for"
-        refresh_ratings(b, None, ["p1"])
-        assert b.ratings.get("p1", "4x4k4").rating == 1400.0
+        b.arena.ratings.load("p1", "classic", b.arena.ratings.get("p1", "classic"))  # b's stale copy: 1500
+        refresh_ratings(b.arena, b.store, "classic", ["p1", "nobody"])
+        assert b.arena.ratings.get("p1", "classic").games == 12
+        assert b.arena.ratings.get("p1", "4x4k4").games == 0, "only the variant asked for"
+        refresh_ratings(b.arena, b.store, None, ["p1"])
+        assert b.arena.ratings.get("p1", "4x4k4").rating == 1400.0
     finally:
         a.store.close()
         b.store.close()
@@ -74,12 +79,12 @@ def test_a_leaderboard_refresh_brings_players_and_ratings_of_every_node(tmp_path
                 RatingSaved("p2", "4x4k4", 1550.0, 70.0, 0.06, 1),
             ]
         )
-        refresh_variant(b, "classic")
-        assert [(pid, r.rating) for pid, r in b.ratings.leaderboard("classic", 10)] == [
+        refresh_variant(b.arena, b.store, "classic")
+        assert [(pid, r.rating) for pid, r in b.arena.ratings.leaderboard("classic", 10)] == [
             ("p1", 1650.0),
             ("p2", 1450.0),
         ]
-        assert b.players["p2"].name == "Bob" and b.ratings.leaderboard("4x4k4", 10) == []
+        assert b.players["p2"].name == "Bob" and b.arena.ratings.leaderboard("4x4k4", 10) == []
     finally:
         a.store.close()
         b.store.close()

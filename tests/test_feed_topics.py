@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from server.bus import FeedEvent
-from server.feed.topics import (
+from protocol.topics import (
     ROUTES,
     BadMqttUrl,
     BadTopicKey,
@@ -18,6 +17,7 @@ from server.feed.topics import (
     publication_for,
     topic_for,
 )
+from server.bus import FeedEvent
 
 EXPECTED = {
     "node": ("ttt/v1/nodes/n1", True),

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import pytest
 
 from bots.move_clock import MIN_BUDGET_MS, MoveClock, move_budget, moves_to_go, usable_ms
-from bots.player import Backoff
 from bots.player_core import Assignment, BotCore, Policy, Report, Search, Send, Think, run_search
 from bots.strategies.base import Noisy as NoisyStrategy
 from bots.tournament.match import Noisy, game_rng
 from protocol import messages as m
+from protocol.pacing import Backoff
 from protocol.rules import Cell, Mark, State
 
 
@@ -111,8 +111,8 @@ def test_accepted_game_is_played_to_the_end_and_reported() -> None:
     report = next(a.data for a in actions if isinstance(a, Report))
     assert report["moves"] == [4, 0, 8] and report["result"] == "1-0" and report["reason"] == "line"
     assert report["mark"] == "o" and report["number"] is None
-    assert sends(actions) == [m.Leave(room="r1")]
-    assert core.games == {} and core.busy == 0
+    assert sends(actions) == []  # it keeps its seat: a rematch may be offered
+    assert core.games == {} and core.busy == 0 and set(core.idle) == {"r1"}
 
 
 def test_runner_challenge_and_expectation_share_a_numbered_game() -> None:
@@ -470,3 +470,78 @@ def test_a_withdrawn_challenge_is_forgotten() -> None:
     assert core.receive(challenge("c7", by="A")) == []  # parked until the runner expects it
     core.receive(m.ChallengeCancelled(challenge="c7", reason="A went offline"))
     assert core.command({"cmd": "expect", "number": 1, "challenger": "A"}) == []  # nothing to accept
+
+
+def ended(room: str = "r1", game: str = "g1") -> m.GameEnded:
+    outcome = m.Result(result="1/2-1/2", winner=None, reason="full_board")
+    return m.GameEnded(room=room, seq=20, game=game, outcome=outcome)
+
+
+def seated(core: BotCore, room: str, cid: str) -> None:
+    core.receive(challenge(cid))
+    core.receive(m.Joined(room=room, role="o", snapshot=snapshot(room), ref=f"acc-{cid}"))
+    core.receive(started(room=room, game=f"{room}.1"))
+
+
+def test_a_rematch_is_played_when_the_bot_is_free_and_declined_when_busy() -> None:
+    core = BotCore("bot", FirstLegal(), Policy(max_games=1))
+    seated(core, "r1", "c1")
+    assert sends(core.receive(ended("r1", "r1.1"))) == []
+    assert sends(core.receive(m.RematchOffered(room="r1", seq=21, by="bot", mark="o"))) == []  # its own
+    offer = m.RematchOffered(room="r1", seq=21, by="alice", mark="x")
+    assert sends(core.receive(offer)) == [m.Rematch(room="r1", ref="rm-r1")]
+    assert core.busy == 1 and core.idle == {}
+    # colours swapped: the bot is X now and moves first
+    again = started(room="r1", game="r1.2", x="bot", o="alice")
+    assert core.receive(again) == [Think("r1", 0)]
+    assert core.games["r1"].mark is Mark.X
+    core.receive(ended("r1", "r1.2"))
+    # a game elsewhere takes its one slot: the next rematch is declined, with the reason
+    seated(core, "r2", "c2")
+    actions = core.receive(offer.model_copy(update={"seq": 30}))
+    assert sends(actions) == [m.Leave(room="r1")]
+    (report,) = [a.data for a in actions if isinstance(a, Report)]
+    assert report["event"] == "rematch_declined" and report["reason"].startswith("busy")
+    assert core.idle == {} and set(core.games) == {"r2"}
+
+
+def test_the_bot_leaves_when_the_other_player_does_or_the_rematch_falls_through() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    seated(core, "r1", "c1")
+    core.receive(ended("r1", "r1.1"))
+    alone = m.SeatsChanged(room="r1", seq=21, seats=m.Seats(x=None, o="bot"), spectators=0)
+    assert sends(core.receive(alone)) == [m.Leave(room="r1")] and core.idle == {}
+    seated(core, "r2", "c2")
+    core.receive(ended("r2", "r2.1"))
+    core.receive(m.RematchOffered(room="r2", seq=21, by="alice", mark="x"))
+    refused = m.Error(code="no_game", message="the other seat is empty", ref="rm-r2")
+    assert sends(core.receive(refused)) == [m.Leave(room="r2")] and core.games == {}
+    # stopping: seats kept for a rematch are given up too
+    seated(core, "r3", "c3")
+    core.receive(ended("r3", "r3.1"))
+    assert sends(core.resign_all()) == [m.Leave(room="r3")]
+
+
+def test_tournament_games_are_one_each_the_bot_leaves_after_them() -> None:
+    core = BotCore("bot", FirstLegal(), Policy())
+    sends(core.receive(arranged("c2", "o", "alice")))
+    core.receive(m.Joined(room="r1", role="o", snapshot=snapshot(game=None), ref="acc-c2"))
+    core.receive(started())
+    assert sends(core.receive(ended())) == [m.Leave(room="r1")] and core.idle == {}
+
+
+def test_after_a_restart_a_finished_game_with_a_rematch_offered_is_answered() -> None:
+    """A new process finds its seat from before (the welcome lists the room): the snapshot
+    says the game is over and the other player asked for a rematch meanwhile."""
+    core = BotCore("bot", FirstLegal(), Policy(variants=frozenset({"classic"})))
+    assert core.receive(m.Resumed(rooms={"r1": "snapshot", "r2": "snapshot"})) == []
+    for room, variant, answer in (("r1", "classic", m.Rematch), ("r2", "tactic-toe", m.Leave)):
+        over = m.GameSnapshot(
+            game=f"{room}.1", number=1, x="alice", o="bot", moves=[4, 0, 8], board=[None] * 9,
+            to_move="o", ply=3, next_to_vanish={}, clocks=clocks(),
+            result=m.Result(result="1-0", winner="x", reason="resignation"),
+        )  # fmt: skip
+        snap = snapshot(room, variant, game=over).model_copy(update={"rematch": ["x"]})
+        (reply,) = sends(core.receive(m.Snapshot(room=room, seq=9, snapshot=snap)))
+        assert isinstance(reply, answer) and reply.room == room
+    assert set(core.games) == {"r1"} and core.idle == {}

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from server_harness import running_server, seated_pair
 
 from bots.strategies.base import bare
 from protocol import messages as m
@@ -173,7 +174,7 @@ async def test_a_restarted_bot_process_takes_its_games_up_again(server: ArenaSer
 
 
 async def test_house_bots_start_beside_the_server_and_stop_cleanly(
-    server: ArenaServer, monkeypatch: pytest.MonkeyPatch
+    server: ArenaServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from bots.tournament.house import parse_house_bots, start_house_bots
     from bots.tournament.pairing import TournamentError
@@ -183,19 +184,31 @@ async def test_house_bots_start_beside_the_server_and_stop_cleanly(
         with pytest.raises(TournamentError):
             parse_house_bots(bad)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    house = await start_house_bots(server.url, f"greedy={GREEDY},random={RANDOM}")
+    house = await start_house_bots(
+        server.url, f"greedy={GREEDY},random={RANDOM}", tmp_path / "house", restart_after=0.1
+    )
     alice = await connect(server.url, "newcomer")
     try:
-        for bot in ("greedy", "random"):
+        for bot in ("greedy", "random", "greedy"):
             await challenge_when_online(alice, bot, variant="classic", colour="x")
             accepted = await alice.expect(m.ChallengeAccepted, 10)
             ended = await play_out(alice, accepted.room, Mark.X, "classic", random.Random(2))
             assert ended.outcome.reason in ("line", "full_board")
             await alice.request(m.Leave(room=accepted.room))
+            if house.restarts == 0:  # a crash: the house starts it again, the same player
+                crashed = house.processes["greedy"]
+                crashed.kill()
+                await crashed.wait()
+                for _ in range(200):
+                    if house.processes["greedy"] is not crashed:
+                        break
+                    await asyncio.sleep(0.05)
+                assert house.restarts == 1
     finally:
         await alice.close()
         await house.stop()
     assert all(p.returncode == 0 for p in house.processes.values())
+    assert {p.name for p in (tmp_path / "house").iterdir()} == {"greedy.token", "random.token"}
 
 
 async def test_minimax_bot_keeps_a_short_clock_in_two_games_at_once(server: ArenaServer) -> None:
@@ -285,10 +298,80 @@ async def test_a_busy_bot_on_a_rate_limited_server_loses_no_message(tmp_path: Pa
         ]
         for over in await asyncio.wait_for(asyncio.gather(*games), 60):
             assert over.outcome.reason in ("line", "full_board"), over
-        assert limited.metrics.errors["rate_limited"] == 0  # the bot paced itself
+        assert limited.arena.errors["rate_limited"] == 0  # the bot paced itself
     finally:
         bot.send_signal(signal.SIGTERM)
         await asyncio.wait_for(bot.wait(), 20)
         for person in people:
             await person.close()
         await limited.stop()
+
+
+async def test_a_bot_answers_a_rematch_like_a_person(server: ArenaServer) -> None:
+    """After the game the bot keeps its seat: a rematch offered is played (colours swapped)
+    while it is free, and declined (it leaves) once its one game slot is taken elsewhere."""
+    bot = await start_bot(server.url, "--strategy", GREEDY, "--name", "sporty", "--max-games", "1")
+    alice, bob = await connect(server.url, "alice7"), await connect(server.url, "bob7")
+    rng = random.Random(7)
+    try:
+        await challenge_when_online(alice, "sporty", variant="classic", colour="x")
+        room = (await alice.expect(m.ChallengeAccepted, 10)).room
+        await play_out(alice, room, Mark.X, "classic", rng)
+        assert isinstance(await alice.request(m.Rematch(room=room)), m.Ok)
+        again = await alice.expect(m.GameStarted, 10, room=room)
+        assert (again.x, again.o, again.number) == ("sporty", "alice7", 2)
+        ended = await play_out(alice, room, Mark.O, "classic", rng)
+        assert ended.outcome.reason in ("line", "full_board")
+        # bob takes the bot's only slot; alice's next offer is declined: the bot stands up
+        await bob.request(m.Challenge(opponent="sporty", variant="classic", colour="x", rated=False))
+        await bob.expect(m.ChallengeAccepted, 10)
+        await alice.request(m.Rematch(room=room))
+        left = await alice.expect(m.SeatsChanged, 10, room=room)
+        assert "sporty" not in (left.seats.x, left.seats.o)
+    finally:
+        await alice.close()
+        await bob.close()
+        bot.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.wait(), 20) == 0
+
+
+async def test_a_bot_declines_a_variant_its_strategy_cannot_play(server: ArenaServer) -> None:
+    """`table` covers boards of up to 16 cells: a 5x5k4 challenge is declined with the
+    strategy's reason, before any game (it used to be accepted and lost at the first move)."""
+    bot = await start_bot(server.url, "--strategy", "table", "--name", "oracle")
+    alice = await connect(server.url, "alice8")
+    try:
+        declined = await challenge_when_online(alice, "oracle", variant="5x5k4", colour="x")
+        if not isinstance(declined, m.ChallengeDeclined):
+            declined = await alice.expect(m.ChallengeDeclined, 10)
+        assert "16 cells" in declined.reason, declined.reason
+        assert server.rooms == {}, "no game was started"
+        await challenge_when_online(alice, "oracle", variant="4x4k4", colour="x")
+        accepted = await alice.expect(m.ChallengeAccepted, 10)
+        assert accepted.snapshot.room.variant == "4x4k4"
+    finally:
+        await alice.close()
+        bot.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.wait(), 20) == 0
+
+
+async def test_a_paced_client_sends_its_move_before_the_answers_queued_ahead(tmp_path: Path) -> None:
+    """Issue 13's bot denial: challenges to decline pile up behind the rate limit; the
+    move goes out first, so the game's clock is not spent waiting behind them."""
+    async with running_server(tmp_path, rate=4.0, burst=2) as server:
+        x, o, room, _ = await seated_pair(server, "pacy", "other")
+        pacy = await connect(server.url, "pacy", token=x.welcome.token, paced=True)
+        await pacy.request(m.Resume(rooms={room: 0}))
+        declines = [
+            asyncio.create_task(pacy.send(m.DeclineChallenge(challenge=f"c{i}", reason="busy")))
+            for i in range(8)
+        ]
+        await asyncio.sleep(0)  # the declines are waiting for the pacer
+        move = asyncio.create_task(pacy.send(m.Move(room=room, cell=4)))
+        await asyncio.wait_for(move, 10)
+        waiting = sum(not d.done() for d in declines)
+        assert waiting >= 7, f"the move waited behind {8 - waiting} of 8 declines"
+        moved = await o.expect(m.Moved, room=room)
+        assert moved.cell == 4
+        await asyncio.wait_for(asyncio.gather(*declines), 10)
+        await pacy.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import get_args
 
 from protocol import messages as m
+from protocol.errors import ErrorCode
 from server import docs
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
@@ -26,8 +27,9 @@ def test_generated_sections_are_current() -> None:
     text = DOC.read_text()
     assert docs.messages_section() in text, "run: python -m server.docs"
     assert docs.errors_section() in text, "run: python -m server.docs"
-    for code in m.ERROR_CODES:
-        assert f"`{code}`" in text
+    for code in ErrorCode:
+        assert f"| `{code}` | {code.meaning} |" in text
+    assert "already_online" not in text  # a second hello takes over; nobody is refused
 
 
 def test_protocol_schema_command_prints_the_generated_schema(capsys: object) -> None:

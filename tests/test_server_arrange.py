@@ -13,7 +13,6 @@ from protocol import messages as m
 from protocol.client import ArenaClient
 from protocol.session import RemoteError
 from server.app import ArenaServer
-from server.requests import dispatch
 
 
 async def _trio(server: ArenaServer) -> tuple[ArenaClient, ArenaClient, ArenaClient]:
@@ -169,8 +168,8 @@ async def test_a_drop_before_the_invitations_reaches_the_director_in_order(tmp_p
     async with running_server(tmp_path) as server:
         director, xbot, obot = await _trio(server)
         # the request and X's drop are handled before the writer has stored the room
-        dispatch(
-            server, server.online[director.player_id], m.encode(m.ArrangeGame(x="xbot", o="obot", ref="a1"))
+        server.receive(
+            server.online[director.player_id], m.encode(m.ArrangeGame(x="xbot", o="obot", ref="a1"))
         )
         server._gone(server.online[xbot.player_id])
         seen = []

@@ -41,7 +41,7 @@ async def test_frames_written_together_are_answered_in_order(tmp_path: Path) -> 
         # the welcome waits for the new player to be stored; the pongs do not wait
         assert [r["type"] for r in replies].count("welcome") == 1
         assert [r["ref"] for r in replies if r["type"] == "pong"] == [f"p{i}" for i in range(30)]
-        conns = [c.ws for c in server.conns]
+        conns = [c.ws for c in server.conns.values()]
         assert len(conns) == 1 and isinstance(conns[0], ArenaConnection)
         assert conns[0].on_text is not None, "after hello, text frames take the shortcut"
         _write_together(ws, [json.dumps({"type": "ping", "ref": f"q{i}"}) for i in range(30)])

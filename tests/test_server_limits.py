@@ -14,7 +14,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol import messages as m
-from protocol.session import RateLimited, RemoteError
+from protocol.session import RemoteError
 
 
 async def _reply(ws: object) -> dict[str, object]:
@@ -32,8 +32,8 @@ async def test_each_bad_frame_gets_its_error_and_changes_nothing(tmp_path: Path)
             assert (await _reply(ws))["type"] == "welcome"
             cases = [
                 ("not json", "bad_json", None),
-                ('{"type": "nope", "ref": "a"}', "bad_message", "a"),
-                ('{"type": "move", "room": "' + room + '", "cell": "4", "ref": "b"}', "bad_message", "b"),
+                ('{"type": "nope", "ref": "a"}', "unknown_type", "a"),
+                ('{"type": "move", "room": "' + room + '", "cell": "4", "ref": "b"}', "malformed_move", "b"),
                 (
                     '{"type": "move", "room": "' + room + '", "cell": 4, "x": 1, "ref": "c"}',
                     "bad_message",
@@ -41,7 +41,9 @@ async def test_each_bad_frame_gets_its_error_and_changes_nothing(tmp_path: Path)
                 ),
                 ('{"type": "move", "room": "' + room + '", "cell": 4, "ref": "d"}', "not_in_room", "d"),
                 ('{"type": "hello", "name": "again", "ref": "e"}', "already_hello", "e"),
-                ("[1, 2, 3]", "bad_message", None),
+                ("[1, 2, 3]", "bad_json", None),
+                ("42", "bad_json", None),
+                ('{"type": "ping", "ref": "big", "pad": "' + "x" * 5000 + '"}', "frame_too_large", None),
                 (b'{"type": "ping"}', "binary_frame", None),
             ]
             for frame, code, ref in cases:
@@ -49,7 +51,7 @@ async def test_each_bad_frame_gets_its_error_and_changes_nothing(tmp_path: Path)
                 reply = await _reply(ws)
                 assert (reply["type"], reply["code"], reply["ref"]) == ("error", code, ref), frame
                 assert isinstance(reply["message"], str) and reply["message"]
-            await ws.send("x" * 5000)  # over the 4 KiB frame limit
+            await ws.send("x" * 20_000)  # far over the 4 KiB frame limit: not even read
             with pytest.raises(ConnectionClosed) as info:
                 await asyncio.wait_for(ws.recv(), 3)
             assert info.value.rcvd is not None and info.value.rcvd.code == 1009
@@ -57,7 +59,7 @@ async def test_each_bad_frame_gets_its_error_and_changes_nothing(tmp_path: Path)
         await x.request(m.Move(room=room, cell=4))
         assert (await o.expect(m.Moved, room=room)).ply == 1
         metrics = await asyncio.to_thread(_get, f"http://127.0.0.1:{server.port}/metrics")
-        assert 'ttt_errors_total{code="bad_json"} 1' in metrics
+        assert 'ttt_errors_total{code="bad_json"} 3.0' in metrics
         assert "ttt_games_in_progress 1" in metrics
 
 
@@ -106,17 +108,22 @@ async def player_with_token(server: object, token: str) -> object:
     return await connect(url_of(server), "anything", token=token)  # type: ignore[arg-type]
 
 
-async def test_rate_limit_answers_with_retry_after(tmp_path: Path) -> None:
+async def test_rate_limit_answers_a_burst_once_with_retry_after(tmp_path: Path) -> None:
     async with running_server(tmp_path, rate=1.0, burst=5) as server:
         client = await player(server, "chatty")
-        results = await asyncio.gather(*(client.request(m.Ping()) for _ in range(12)), return_exceptions=True)
-        limited = [r for r in results if isinstance(r, RateLimited)]
-        # the hello took one token of five; one more may have refilled (1/s) while the 12 went out
-        assert 6 <= len(limited) <= 8
-        assert all(isinstance(r, m.Pong) for r in results if r not in limited)
-        assert all(r.retry_after is not None and 0 < r.retry_after <= 1.0 for r in limited)
-        await asyncio.sleep(max(r.retry_after or 0 for r in limited))
+        refs = [await client.send(m.Ping()) for _ in range(12)]
+        await asyncio.sleep(1.5)
+        got = client.drain()
+        pongs = [e for e in got if isinstance(e, m.Pong)]
+        limited = [e for e in got if isinstance(e, m.Error) and e.code == "rate_limited"]
+        # the hello took one token of five; one more may have refilled (1/s) while they went out
+        assert 4 <= len(pongs) <= 6 and {p.ref for p in pongs} <= set(refs)
+        assert len(limited) == 1, "one answer for the burst; the rest are dropped unread"
+        assert limited[0].ref in refs
+        assert limited[0].retry_after is not None and 0 < limited[0].retry_after <= 1.0
+        await asyncio.sleep(limited[0].retry_after)
         assert isinstance(await client.request(m.Ping()), m.Pong)
+        assert server.arena.errors["rate_limited"] == 12 - len(pongs)
 
 
 async def test_connection_cap_per_address(tmp_path: Path) -> None:
@@ -136,6 +143,7 @@ async def test_connection_cap_per_address(tmp_path: Path) -> None:
 
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=5) as response:
+        assert len(response.headers.get_all("Content-Type")) == 1, "one Content-Type header"
         body: str = response.read().decode()
         return body
 
@@ -148,6 +156,29 @@ async def test_healthz_and_metrics(tmp_path: Path) -> None:
         assert health["status"] == "ok" and health["connections"] == 2 and health["rooms"] == 1
         metrics = await asyncio.to_thread(_get, f"http://127.0.0.1:{server.port}/metrics")
         lines = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if not line.startswith("#"))
-        assert lines["ttt_connections"] == "2" and lines["ttt_moves_total"] == "1"
-        assert lines["ttt_games_in_progress"] == "1" and lines["ttt_rooms"] == "1"
+        assert lines["ttt_connections"] == "2.0" and lines["ttt_moves_total"] == "1.0"
+        assert lines["ttt_games_in_progress"] == "1.0" and lines["ttt_rooms"] == "1.0"
         assert "# TYPE ttt_moves_total counter" in metrics
+        assert float(lines["ttt_move_broadcast_seconds_count"]) >= 1.0, "the move's broadcast was timed"
+        assert float(lines["ttt_store_commit_seconds_count"]) >= 1.0
+        assert float(lines['ttt_move_broadcast_seconds_bucket{le="+Inf"}']) >= 1.0
+
+
+async def test_a_named_director_is_not_throttled_like_a_player(tmp_path: Path) -> None:
+    """Tournament directors the operator names (``--director``) get 50x the rate and stand
+    outside their address's budget; anyone else sending as fast is limited."""
+    async with running_server(
+        tmp_path, rate=5.0, burst=5, ip_rate=50.0, ip_burst=50, directors=frozenset({"td-boss"})
+    ) as server:
+        boss, other = (
+            await player(server, "td-boss", kind="bot"),
+            await player(server, "td-other", kind="bot"),
+        )
+        for client in (boss, other):
+            for _ in range(60):
+                await client.send(m.Ping())
+        await asyncio.sleep(0.5)
+        boss_got, other_got = boss.drain(), other.drain()
+        assert sum(isinstance(e, m.Pong) for e in boss_got) == 60
+        assert not any(isinstance(e, m.Error) for e in boss_got)
+        assert any(isinstance(e, m.Error) and e.code == "rate_limited" for e in other_got)

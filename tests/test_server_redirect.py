@@ -32,4 +32,4 @@ async def test_join_on_the_wrong_node_is_redirected_and_followed(tmp_path: Path)
         started = await host.expect(m.GameStarted, room=joined.room)
         assert started.o == "guest"
         node_b.remote_room(joined.room, None, "a")
-        assert joined.room not in node_b.remote_rooms
+        assert joined.room not in node_b.arena.remote_rooms

@@ -7,6 +7,7 @@ import pytest
 from protocol import messages as m
 from protocol.rules import Mark, find_variant
 from server.clock import Clock
+from server.frames import MovedEvent, encode
 from server.ops import GameFinished, MoveSaved
 from server.room import Changes, Refused, Room, RoomRules
 
@@ -44,7 +45,7 @@ def test_moves_store_before_they_are_announced_in_order() -> None:
     r = room()
     changes = r.play("a", 4, 1.0)
     (event,) = changes.events
-    assert isinstance(event, m.Moved) and event.seq == r.seq and event.cell == 4
+    assert isinstance(event, MovedEvent) and event.seq == r.seq and event.cell == 4
     assert any(isinstance(op, MoveSaved) and op.cell == 4 and op.seq == event.seq for op in changes.ops)
     with pytest.raises(Refused) as info:
         r.play("a", 0, 1.1)
@@ -85,19 +86,20 @@ def test_replay_since_and_snapshot_fallback() -> None:
 
     def announce(changes: Changes) -> None:  # as the shell does once the changes are stored
         for event in changes.events:
-            r.announced(event.seq, m.encode(event))
+            r.announced(event.seq, encode(event))
 
     announce(r.sit("a", "alice", Mark.X, 0.0))
     announce(r.sit("b", "bob", Mark.O, 0.0))  # seats, seats, game_started
     announce(r.play("a", 0, 0.0))
     announce(r.play("b", 1, 0.0))
-    assert [m.parse_server(f).seq for f in r.replay_since(3) or []] == [4, 5]  # type: ignore[union-attr]
+    assert [n for n, _ in r.replay_since(3) or []] == [4, 5]
+    assert r.can_replay(3) and not r.can_replay(1) and r.can_replay(5)
     assert r.replay_since(1) is None  # event 2 is no longer kept
     assert r.replay_since(5) == []
     pending = r.play("a", 4, 0.0)  # decided, not yet stored nor announced
     assert r.replay_since(5) == [], "only announced events are replayed"
     announce(pending)
-    assert [m.parse_server(f).seq for f in r.replay_since(5) or []] == [6]  # type: ignore[union-attr]
+    assert [m.parse_server(f).seq for _, f in r.replay_since(5) or []] == [6]  # type: ignore[union-attr]
 
 
 def test_spectators_and_strangers_cannot_play_or_rematch() -> None:

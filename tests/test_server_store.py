@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.ops import GameSaved, MoveSaved, RoomSaved, StoreOp
-from server.store import MOVES_PER_STATEMENT, SCHEMA, Store
+from server.ops import GameSaved, MoveSaved, PlayerSaved, RoomSaved, StoreOp
+from server.store import MOVES_PER_STATEMENT, SCHEMA, Store, name_key
 
 
 def _room(rid: str, seq: int) -> RoomSaved:
@@ -83,3 +83,23 @@ def test_a_database_from_before_the_moves_view(tmp_path: Path) -> None:
     store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3)])
     assert store.query("SELECT game, ply, cell FROM moves") == [("r1.1", 1, 4)]
     assert store.query("SELECT seq FROM rooms") == [(3,)]
+
+
+def test_names_are_looked_up_through_an_index_of_their_case_folded_keys(tmp_path: Path) -> None:
+    path = str(tmp_path / "old.db")
+    before = SCHEMA.replace(", name_key TEXT", "").split("CREATE VIEW")[0]
+    with sqlite3.connect(path) as old:  # a database from before name_key, with players in it
+        old.executescript(before)
+        old.execute("INSERT INTO players VALUES ('p1', 'Ann', 'human', 'h1', 0)")
+    store = Store(path)
+    assert store.query("SELECT id FROM players WHERE name_key = ?", (name_key("ANN"),)) == [("p1",)]
+    plan = " ".join(
+        str(row)
+        for row in store.query("EXPLAIN QUERY PLAN SELECT id FROM players WHERE name_key = ?", ("x",))
+    )
+    assert "players_by_name_key" in plan and "SCAN" not in plan, plan
+    store.write([PlayerSaved("p2", "Émile", "human", "h2")])
+    with pytest.raises(sqlite3.IntegrityError):
+        store.write([PlayerSaved("p3", "éMILE", "human", "h3")])
+    assert store.query("SELECT name_key FROM players ORDER BY id") == [("ann",), ("émile",)]
+    store.close()

@@ -1,5 +1,5 @@
-"""The writer: a failing store is tried again and nothing is announced before it is
-written; a store that never recovers is given up on after the retries."""
+"""The writer: a failing store is tried again for as long as it fails, and nothing is
+announced before it is written; the loop hears when the store fails and when it works."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ class Flaky(Store):
         super().write(ops)
 
 
+def read_only(store: Store, on: bool) -> None:
+    """Make SQLite itself refuse every write to ``store`` ("attempt to write a readonly database")."""
+    with store.lock:
+        store.db.execute(f"PRAGMA query_only={int(on)}")
+
+
 async def run(writer: Writer, ops: list[StoreOp]) -> list[list[tuple[str, str, str, str]]]:
     """Submit ``ops``; return what the store held each time the announcement ran."""
     seen: list[list[tuple[str, str, str, str]]] = []
@@ -47,9 +53,67 @@ async def test_a_failing_write_is_retried_and_announced_only_once_stored(tmp_pat
     assert (writer.retried, writer.failures) == (1, 0)
 
 
-async def test_a_store_that_never_recovers_is_given_up_on(tmp_path: Path) -> None:
-    store = Flaky(str(tmp_path / "a.db"), failures=10)
-    writer = Writer(store, retries=(0.01, 0.01))
-    seen = await run(writer, [PlayerSaved("p1", "alice", "human", "h1")])
-    assert seen == [[]], "the rooms announce anyway rather than freeze"
-    assert (writer.retried, writer.failures) == (1, 1) and store.failures_left == 7
+async def test_a_store_that_keeps_failing_announces_nothing_until_it_works(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    told: list[str] = []
+    writer = Writer(
+        store,
+        retries=(0.01,),
+        failing=lambda why: told.append(f"failing: {why}"),
+        recovered=lambda: told.append("ok"),
+    )
+    read_only(store, True)
+    announced: list[int] = []
+    writer.submit([PlayerSaved("p1", "alice", "human", "h1")], then=lambda: announced.append(1))
+    writer.submit([PlayerSaved("p2", "bob", "human", "h2")], then=lambda: announced.append(2))
+    task = asyncio.create_task(writer.run())
+    for _ in range(200):  # far more tries than the old writer's ten seconds of retries
+        await asyncio.sleep(0.01)
+    assert announced == [] and store.query("SELECT count(*) FROM players") == [(0,)]
+    assert len(told) == 1 and "readonly" in told[0] and writer.down is not None
+    read_only(store, False)
+    for _ in range(200):
+        if len(announced) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert announced == [1, 2], "in the order submitted, once stored"
+    assert told[1:] == ["ok"] and writer.down is None and writer.failures == 0
+    task.cancel()
+    store.close()
+
+
+async def test_stopping_while_the_store_fails_announces_nothing(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    writer = Writer(store, retries=(0.01,))
+    read_only(store, True)
+    announced: list[int] = []
+    writer.submit([PlayerSaved("p1", "alice", "human", "h1")], then=lambda: announced.append(1))
+    task = asyncio.create_task(writer.run())
+    await asyncio.sleep(0.1)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    writer.submit([PlayerSaved("p2", "bob", "human", "h2")], then=lambda: announced.append(2))
+    await writer.flush()
+    assert announced == [] and writer.failures == 2
+    store.close()
+
+
+async def test_a_decision_the_store_rejects_is_dropped_and_the_others_go_on(tmp_path: Path) -> None:
+    """A name taken meanwhile (another node on the same file) breaks a constraint: trying
+    again cannot help, so that decision alone is neither stored nor announced."""
+    store = Store(str(tmp_path / "a.db"))
+    store.write([PlayerSaved("p0", "Ann", "human", "h0")])
+    writer = Writer(store, retries=(0.01,))
+    announced: list[int] = []
+    writer.submit([PlayerSaved("p1", "bob", "human", "h1")], then=lambda: announced.append(1))
+    writer.submit([PlayerSaved("p2", "ANN", "human", "h2")], then=lambda: announced.append(2))
+    writer.submit([PlayerSaved("p3", "cy", "human", "h3")], then=lambda: announced.append(3))
+    task = asyncio.create_task(writer.run())
+    for _ in range(300):
+        if len(announced) == 2:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    assert announced == [1, 3] and writer.failures == 1 and writer.down is None
+    assert [r[0] for r in store.players()] == ["p0", "p1", "p3"]
+    store.close()

@@ -19,7 +19,7 @@ from bots.tournament.connected import ConnectedRunner
 from bots.tournament.director import Director, Format, TournamentConfig
 from bots.tournament.pairing import TournamentError
 from bots.tournament.runner import spawn_bot, start_server
-from bots.tournament.standings import RULES_REASONS, GameRecord
+from bots.tournament.standings import RULES_REASONS, PlayedGame
 from protocol import messages as m
 from protocol.client import connect
 from protocol.rules import State
@@ -27,12 +27,16 @@ from protocol.rules import State
 TESTS = Path(__file__).parent
 RANDOM = "tournament_strategies:RandomMover"
 GREEDY = "tournament_strategies:Greedy"
-#: A server for tests: no rate limit, a dropped player loses half a second later.
+#: A server for tests: no rate limits, a dropped player loses half a second later.
 SERVER = (
     "--rate",
     "10000",
     "--burst",
     "10000",
+    "--ip-rate",  # every bot and the director share this machine's address
+    "1000000",
+    "--ip-burst",
+    "1000000",
     "--grace",
     "0.5",
     "--answer-timeout",
@@ -51,10 +55,10 @@ def strategies_importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @asynccontextmanager
 async def arena(
-    tmp_path: Path, bots: Mapping[str, tuple[str, ...]]
+    tmp_path: Path, bots: Mapping[str, tuple[str, ...]], *server_args: str
 ) -> AsyncIterator[tuple[str, dict[str, asyncio.subprocess.Process]]]:
     """A ``ttt serve`` and one ``ttt bot`` per entry (name -> strategy and flags), all online."""
-    server, url = await start_server(str(tmp_path / "arena.db"), *SERVER)
+    server, url = await start_server(str(tmp_path / "arena.db"), *SERVER, *server_args)
     processes: dict[str, asyncio.subprocess.Process] = {}
     try:
         for name, (strategy, *extra) in bots.items():
@@ -132,7 +136,7 @@ async def test_a_declining_bot_loses_its_games_and_the_rest_goes_on(tmp_path: Pa
     bots = {"greedy": (GREEDY,), "random": (RANDOM,), "picky": (RANDOM, "--variants", "tactic-toe")}
     async with arena(tmp_path, bots) as (url, _):
         config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 2, 3)
-        seen: list[GameRecord] = []
+        seen: list[PlayedGame] = []
         runner = ConnectedRunner(config, url, move_ms=3000, on_game=lambda r, d: seen.append(r))
         director = await runner.run()
     assert director.done and len(director.records) == 6 and seen == director.records
@@ -152,7 +156,7 @@ async def test_a_bot_that_drops_loses_its_games_and_the_tournament_finishes(tmp_
     async with arena(tmp_path, bots) as (url, processes):
         config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 4, 2)
 
-        def kill_after_first(record: GameRecord, director: Director) -> None:
+        def kill_after_first(record: PlayedGame, director: Director) -> None:
             if processes["victim"].returncode is None and len(director.records) == 1:
                 processes["victim"].kill()
 
@@ -188,7 +192,7 @@ async def test_a_server_restart_stops_the_director_and_resume_finishes(tmp_path:
     bots = [await spawn_bot(url, GREEDY, "greedy"), await spawn_bot(url, RANDOM, "random")]
     config = TournamentConfig("classic", ("greedy", "random"), Format.ROUND_ROBIN, 10, 2)
 
-    def kill_after_two(record: GameRecord, director: Director) -> None:
+    def kill_after_two(record: PlayedGame, director: Director) -> None:
         if len(director.records) == 2:
             os.kill(server.pid, signal.SIGKILL)
 
@@ -233,3 +237,57 @@ async def test_a_server_restart_stops_the_director_and_resume_finishes(tmp_path:
         if server.returncode is None:
             server.terminate()
             await asyncio.wait_for(server.wait(), 20)
+
+
+async def test_a_busy_bot_is_waited_for_not_forfeited(tmp_path: Path) -> None:
+    """Bug 15: a concurrency above the bots' --max-games forfeited games as `declined: busy`."""
+    bots = {name: (RANDOM, "--max-games", "1") for name in ("a", "b", "c")}
+    async with arena(tmp_path, bots) as (url, _):
+        config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 2, 3)
+        director = await asyncio.wait_for(ConnectedRunner(config, url, move_ms=3000).run(), 120)
+    assert director.done and len(director.records) == 6
+    assert all(r.reason in RULES_REASONS and r.game_id for r in director.records), director.records
+
+
+async def test_more_games_at_once_than_the_server_allows_rooms_wait(tmp_path: Path) -> None:
+    """Bug 15: --concurrency 40 aborted the tournament with too_many_rooms after 32 games."""
+    bots = {name: (RANDOM, "--max-games", "64") for name in ("a", "b")}
+    async with arena(tmp_path, bots) as (url, _):
+        config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 48, 40)
+        director = await asyncio.wait_for(ConnectedRunner(config, url, move_ms=None).run(), 180)
+    assert director.done and len(director.records) == 48
+    assert all(r.reason in RULES_REASONS for r in director.records)
+
+
+async def test_a_bot_that_never_makes_its_first_move_loses(tmp_path: Path) -> None:
+    """Bug 6, connected: a game the server aborts for want of a first move (an illegal one
+    is refused) is lost by the side to move, not drawn."""
+    bots = {"bad": ("tournament_strategies:Illegal",), "random": (RANDOM,)}
+    async with arena(tmp_path, bots, "--first-move", "1") as (url, _):
+        config = TournamentConfig("classic", tuple(bots), Format.ROUND_ROBIN, 2, 2)
+        director = await asyncio.wait_for(ConnectedRunner(config, url, move_ms=1000).run(), 120)
+    assert len(director.records) == 2
+    assert all(r.points("bad") == 0 for r in director.records), director.records
+    assert [r.reason for r in director.records if r.spec.x == "bad"] == ["aborted"]
+
+
+async def test_a_named_director_comes_back_as_itself_and_is_not_throttled(tmp_path: Path) -> None:
+    """``--director-name`` with ``--director-token-file``: the operator names the director
+    (``ttt serve --director``) and each run is the same player (no ``name_taken``)."""
+    bots = {"rule-bot": ("rule",), "random-bot": ("random",)}
+    async with arena(tmp_path, bots, "--director", "td-house") as (url, _):
+        for run in range(2):
+            out = tmp_path / f"out{run}"
+            command = [
+                sys.executable, "-m", "protocol.cli", "tournament", "--server", url, "--connected",
+                "--bots", ",".join(bots), "--variant", "classic", "--games-per-pair", "2",
+                "--director-name", "td-house", "--director-token-file", str(tmp_path / "td.token"),
+                "--move-ms", "5000", "--out", str(out), "--quiet",
+            ]  # fmt: skip
+            done = await asyncio.create_subprocess_exec(
+                *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+            _, stderr = await asyncio.wait_for(done.communicate(), 120)
+            assert done.returncode == 0, stderr.decode()
+            assert json.loads((out / "standings.json").read_text())["games"] == 2
+    assert (tmp_path / "td.token").read_text().strip()

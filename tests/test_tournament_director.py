@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from collections import Counter
 from collections.abc import Callable
 
@@ -11,7 +12,7 @@ import pytest
 
 from bots.tournament.director import Director, Format, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
-from bots.tournament.standings import GameRecord
+from bots.tournament.standings import PlayedGame
 from bots.tournament.stats import Sprt, SprtDecision
 
 Referee = Callable[[GameSpec], str]
@@ -119,11 +120,39 @@ def test_swiss_pairs_by_score_without_repeats_and_gives_byes() -> None:
     assert d.standings.ranked()[0].name == "a"
 
 
-def test_swiss_stops_early_when_no_new_pairing_exists() -> None:
+def test_swiss_repeats_a_pairing_only_as_a_last_resort() -> None:
     d = Director(TournamentConfig("classic", ("a", "b", "c", "d"), Format.SWISS, 2, 4, rounds=5))
+    games = drive(d, strongest_wins)
+    assert d.round == 5 and d.ended_early is None and len(d.records) == 20
+    meetings = Counter(frozenset(g.players) for g in games)
+    first_three = Counter(frozenset(g.players) for g in games[:12])
+    assert set(first_three.values()) == {2}  # no repeat while a new pairing exists
+    assert max(meetings.values()) == 4  # then each pairing at most twice
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 8, 10])
+def test_swiss_plays_its_default_rounds(n: int) -> None:
+    """Bug 10: 6 entries stopped after 3 of 4 rounds (round 4 could not be paired)."""
+    players = tuple("abcdefghij"[:n])
+    for seed in range(30):
+        rng = random.Random(seed)  # results at random: some score groups cannot pair without a repeat
+        d = Director(TournamentConfig("classic", players, Format.SWISS, 2, 8))
+        drive(d, lambda g, rng=rng: rng.choice(["1-0", "0-1", "1/2-1/2"]))  # type: ignore[misc]
+        assert d.ended_early is None and d.round == d.swiss_rounds
+        assert len(d.records) == d.swiss_rounds * (n // 2) * 2
+
+
+def test_swiss_reports_buchholz_and_sonneborn_berger() -> None:
+    d = Director(TournamentConfig("classic", ("a", "b", "c", "d"), Format.SWISS, 2, 8, rounds=3))
     drive(d, strongest_wins)
-    assert d.round == 4 and d.ended_early is not None and "repeat" in d.ended_early
-    assert len(d.records) == 12  # the 3 full rounds
+    rows = {r["name"]: r for r in d.standings.to_json()["standings"]}
+    points = {name: row["points"] for name, row in rows.items()}
+    for name, row in rows.items():
+        opponents = [b for (a, b) in d.standings.cross if a == name]
+        assert row["buchholz"] == sum(points[o] for o in opponents)
+        assert row["sonneborn_berger"] == sum(
+            d.standings.cross[name, o].points * points[o] for o in opponents
+        )
 
 
 def test_sprt_match_stops_when_decided() -> None:
@@ -133,10 +162,12 @@ def test_sprt_match_stops_when_decided() -> None:
     d = Director(config)
     games = drive(d, strongest_wins)
     assert d.sprt_status is not None and d.sprt_status.decision is SprtDecision.ACCEPT_H1
-    # about 22 won pairs pass the bound; at most concurrency-1 games started past the decision
-    assert 40 <= len(games) <= 60
-    pairs = Counter(g.pair for g in games)
-    assert all(c == 2 for p, c in pairs.items() if p < max(pairs))
+    # about 22 won pairs pass the bound; the games still running then are not counted
+    assert 40 <= len(d.records) <= 50 and len(games) > len(d.records)
+    assert d.sprt_decided_at == len(d.records) and d.called_off and not d.running and d.done
+    pairs = Counter(r.spec.pair for r in d.records)
+    assert list(pairs.values()).count(1) <= 1  # at most a pair whose partner was called off
+    assert d.standings.to_json()["matchups"][0]["model"] == "pentanomial"
 
 
 def test_sprt_match_respects_max_games() -> None:
@@ -149,12 +180,22 @@ def test_sprt_match_respects_max_games() -> None:
     assert d.sprt_status.decision is SprtDecision.CONTINUE
 
 
+def test_sprt_max_games_counts_whole_pairs() -> None:
+    """Bug 11: --max-games 5 played 6."""
+    config = TournamentConfig(
+        "classic", ("a", "b"), Format.SPRT, concurrency=8, sprt=Sprt(0, 50), max_games=5
+    )
+    d = Director(config)
+    drive(d, lambda g: "1/2-1/2")
+    assert len(d.records) == 4
+
+
 def test_resume_continues_to_the_same_result() -> None:
     config = TournamentConfig("classic", ("a", "b", "c", "d", "e"), Format.SWISS, 4, 3, rounds=3)
     whole = Director(config)
     drive(whole, strongest_wins)
     # a director that saw the first 9 records (JSON round trip) picks up from there
-    saved = [GameRecord.from_json(json.loads(json.dumps(r.to_json()))) for r in whole.records[:9]]
+    saved = [PlayedGame.from_json(json.loads(json.dumps(r.to_json()))) for r in whole.records[:9]]
     resumed, to_start = Director.resume(config, saved)
     assert to_start and len(to_start) <= config.concurrency
     assert all(g.number not in {r.spec.number for r in saved} for g in to_start)
@@ -170,10 +211,10 @@ def test_resume_continues_to_the_same_result() -> None:
 
 def test_resume_refuses_records_of_another_tournament() -> None:
     config = TournamentConfig("classic", ("a", "b"), games_per_pair=2)
-    stranger = GameRecord(GameSpec(7, 1, 0, "a", "b"), "1-0", "line")
+    stranger = PlayedGame(GameSpec(7, 1, 0, "a", "b"), "1-0", "line")
     with pytest.raises(TournamentError):
         Director.resume(config, [stranger])
-    wrong = GameRecord(GameSpec(1, 1, 0, "b", "a", (4,)), "1-0", "line")
+    wrong = PlayedGame(GameSpec(1, 1, 0, "b", "a", (4,)), "1-0", "line")
     with pytest.raises(TournamentError):
         Director.resume(config, [wrong])
 
@@ -188,3 +229,47 @@ def test_forfeits_are_counted() -> None:
         [0, 1, 0, 0, 0],
         [0, 0, 0, 1, 0],
     )
+
+
+def test_sprt_pairs_follow_the_colour_option() -> None:
+    for colours, first_x in (("swap", ["a", "b"]), ("reverse", ["b", "a"]), ("noswap", ["a", "a"])):
+        config = TournamentConfig(
+            "classic", ("a", "b"), Format.SPRT, concurrency=2, sprt=Sprt(0, 50), max_games=4, colours=colours
+        )
+        d = Director(config)
+        drive(d, lambda g: "1/2-1/2")
+        assert [r.spec.x for r in d.records[:2]] == first_x
+
+
+def test_knockout_bracket_seeds_byes_and_champion() -> None:
+    from bots.tournament.knockout import TIEBREAK_PAIRS, bracket_order
+
+    assert bracket_order(8) == [1, 8, 4, 5, 2, 7, 3, 6] and bracket_order(2) == [1, 2]
+    players = ("a", "b", "c", "d", "e")  # seeds 1..5: a, b and c have a bye in round 1
+    d = Director(TournamentConfig("classic", players, Format.KNOCKOUT, 2, 4))
+    games = drive(d, strongest_wins)
+    assert d.bracket is not None and d.bracket.champion == "a" and d.round == 3
+    assert len(games) == 4 * 2  # n - 1 matches of 2 games
+    assert [{g.x, g.o} for g in games[:2]] == [{"d", "e"}] * 2  # round 1: the only match
+    final = [m for m in d.bracket.matches if m.round == 3]
+    assert len(final) == 1 and {final[0].first, final[0].second} == {"a", "b"}
+    # every match drawn: tie-break pairs, then the higher seed goes through
+    drawn = Director(TournamentConfig("classic", players, Format.KNOCKOUT, 2, 4))
+    games = drive(drawn, lambda g: "1/2-1/2")
+    assert drawn.bracket is not None and drawn.bracket.champion == "a"
+    assert len(games) == 4 * (2 + 2 * TIEBREAK_PAIRS)
+    assert all(m.tiebreak_pairs == TIEBREAK_PAIRS for m in drawn.bracket.matches)
+    pairs = Counter((r.spec.round, frozenset(r.spec.players), r.spec.pair) for r in drawn.records)
+    assert set(pairs.values()) == {2}  # tie-break games are whole pairs of their own
+
+
+def test_knockout_resumes_to_the_same_bracket() -> None:
+    config = TournamentConfig("classic", ("a", "b", "c", "d"), Format.KNOCKOUT, 2, 2)
+    whole = Director(config)
+    drive(whole, lambda g: "1/2-1/2" if g.round == 1 else strongest_wins(g))
+    resumed, _ = Director.resume(config, whole.records[:5])
+    while resumed.running:
+        spec = resumed.running[min(resumed.running)]
+        resumed.finished(spec.number, "1/2-1/2" if spec.round == 1 else strongest_wins(spec), "line")
+    assert resumed.bracket is not None and whole.bracket is not None
+    assert resumed.bracket.to_json() == whole.bracket.to_json()

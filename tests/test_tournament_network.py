@@ -16,11 +16,11 @@ from bots.tournament.cli import load_strategy
 from bots.tournament.director import Director, Format, TournamentConfig
 from bots.tournament.match import play_match
 from bots.tournament.runner import NetworkRunner, free_port, start_server
-from bots.tournament.standings import RULES_REASONS, GameRecord
+from bots.tournament.standings import RULES_REASONS, PlayedGame
 from bots.tournament.stats import Sprt, SprtDecision
 from protocol.rules import State
 
-FAST_SERVER = ("--rate", "10000", "--burst", "10000")
+FAST_SERVER = ("--rate", "10000", "--burst", "10000", "--ip-rate", "1000000", "--ip-burst", "1000000")
 TESTS = Path(__file__).parent
 RANDOM = "tournament_strategies:RandomMover"
 GREEDY = "tournament_strategies:Greedy"
@@ -75,7 +75,7 @@ async def test_a_killed_bot_forfeits_and_the_tournament_finishes() -> None:
     config = TournamentConfig("classic", ("greedy", "random", "victim"), Format.ROUND_ROBIN, 6, 2)
     killed: list[int] = []
 
-    def kill_after_first(record: GameRecord, director: Director) -> None:
+    def kill_after_first(record: PlayedGame, director: Director) -> None:
         if not killed:
             pid = runner.bots["victim"].process.pid
             os.kill(pid, signal.SIGKILL)
@@ -171,7 +171,7 @@ async def test_the_tournament_survives_a_server_restart(tmp_path: Path) -> None:
     killed = asyncio.Event()
     restarted = asyncio.Event()
 
-    def kill_after_two(record: GameRecord, director: Director) -> None:
+    def kill_after_two(record: PlayedGame, director: Director) -> None:
         if len(director.records) == 2 and not killed.is_set():
             os.kill(server.pid, signal.SIGKILL)  # mid-tournament: games are in progress
             killed.set()
@@ -210,3 +210,139 @@ async def test_the_tournament_survives_a_server_restart(tmp_path: Path) -> None:
         if server.returncode is None:
             server.terminate()
             await asyncio.wait_for(server.wait(), 20)
+
+
+async def test_each_game_is_journaled_with_both_thinking_times() -> None:
+    """Bug 4: the times came at the end of the run only; a killed run lost them."""
+    config = TournamentConfig("classic", ("a", "b"), Format.ROUND_ROBIN, 4, 2)
+    slow = "tournament_strategies:Slow"
+    seen: list[tuple[int, int]] = []
+    runner = NetworkRunner(
+        config, {"a": slow, "b": slow}, seed=1, server_args=FAST_SERVER,
+        on_game=lambda record, director: seen.append(record.time_ms),
+    )  # fmt: skip
+    director = await runner.run()
+    assert len(seen) == 4 and all(x >= 20 and o >= 20 for x, o in seen), seen
+    assert [r.time_ms for r in director.records] == seen
+
+
+async def test_an_illegal_or_missing_first_move_loses_as_in_process() -> None:
+    """Bug 6: networked, an illegal first move was aborted by the first-move timer and drawn."""
+    config = TournamentConfig("classic", ("bad", "random"), Format.ROUND_ROBIN, 2, 2)
+    entries = {"bad": "tournament_strategies:Illegal", "random": RANDOM}
+    runner = NetworkRunner(
+        config, entries, seed=1, move_ms=1000, server_args=(*FAST_SERVER, "--first-move", "1")
+    )
+    director = await asyncio.wait_for(runner.run(), 120)
+    assert len(director.records) == 2
+    assert all(r.points("bad") == 0 for r in director.records), director.records
+    assert director.standings.rows["bad"].forfeits == 2
+    local = play_match(
+        config, {"bad": load_strategy(entries["bad"]), "random": load_strategy(RANDOM)}, seed=1
+    )
+    assert [r.result for r in local.records] == [r.result for r in director.records]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux")
+def test_a_killed_runner_takes_its_server_bots_and_temp_folder_with_it(tmp_path: Path) -> None:
+    """Bug 5: kill -9 of the runner orphaned the embedded server and left /tmp/ttt-tournament-*."""
+    import time
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    slow = "tournament_strategies:Slow"
+    command = [
+        sys.executable, "-m", "protocol.cli", "tournament", "--bots", f"a={slow},b={slow}",
+        "--games-per-pair", "400", "--concurrency", "2", "--out", str(out), "--quiet",
+    ]  # fmt: skip
+    runner = subprocess.Popen(command, env={**os.environ, "TMPDIR": str(temp)})
+    children: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "games.jsonl").exists() or not (out / "games.jsonl").read_text():
+            assert time.monotonic() < deadline and runner.poll() is None
+            time.sleep(0.2)
+        children = _children(runner.pid)
+        assert len(children) >= 3 and list(temp.glob("ttt-tournament-*"))  # the server, 2 bots (+ reaper)
+        runner.kill()
+        runner.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_alive(c) for c in children) or list(temp.glob("ttt-tournament-*")):
+            if time.monotonic() > deadline:
+                left = [c for c in children if _alive(c)]
+                pytest.fail(f"still running: {left}; left behind: {list(temp.iterdir())}")
+            time.sleep(0.2)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        for child in children or _children(runner.pid):  # orphans, if the test failed
+            if _alive(child):
+                os.kill(child, signal.SIGKILL)
+
+
+async def test_max_plies_adjudicates_the_same_games_everywhere(tmp_path: Path) -> None:
+    """--max-plies: a game still going after N plies is a draw (``adjudication``), cut at
+    ply N, in process and through the server alike."""
+    config = TournamentConfig("classic", ("greedy", "random"), Format.ROUND_ROBIN, 8, 4, max_plies=5)
+    entries = {"greedy": GREEDY, "random": RANDOM}
+    network = await NetworkRunner(config, entries, seed=5, server_args=FAST_SERVER).run()
+    local = play_match(config, {n: load_strategy(s) for n, s in entries.items()}, seed=5)
+    key = [(r.spec.number, r.moves, r.result, r.reason) for r in local.records]
+    assert key == [
+        (r.spec.number, r.moves, r.result, r.reason)
+        for r in sorted(network.records, key=lambda r: r.spec.number)
+    ]
+    cut = [r for r in local.records if r.reason == "adjudication"]
+    assert cut and all(len(r.moves) == 5 and r.result == "1/2-1/2" for r in cut)
+    assert all(len(r.moves) <= 5 for r in local.records)
+
+
+async def test_recover_restarts_a_crashed_bot_and_only_its_running_games_are_lost() -> None:
+    """--recover (cutechess-cli's -recover): the killed bot process is started again; it
+    loses the games it was playing, and plays the rest."""
+    config = TournamentConfig("classic", ("greedy", "random", "victim"), Format.ROUND_ROBIN, 6, 2)
+    killed: list[int] = []
+
+    def kill_after_first(record: PlayedGame, director: Director) -> None:
+        if not killed:
+            running = [g for g in director.running.values() if "victim" in g.players]
+            os.kill(runner.bots["victim"].process.pid, signal.SIGKILL)
+            killed.extend(g.number for g in running)
+
+    entries = {"greedy": GREEDY, "random": RANDOM, "victim": RANDOM}
+    runner = NetworkRunner(
+        config, entries, seed=1, server_args=FAST_SERVER, on_game=kill_after_first, recover=True
+    )
+    director = await asyncio.wait_for(runner.run(), 120)
+    assert len(director.records) == 18 and director.done and runner.restarts == {"victim": 1}
+    lost = {r.spec.number for r in director.records if r.reason not in RULES_REASONS}
+    # only games it was playing when it died (one may have started as it died: no more
+    # than the concurrency), each lost by the dead bot
+    records = {r.spec.number: r for r in director.records}
+    assert all("victim" in records[n].spec.players for n in lost), lost
+    assert len(lost) <= config.concurrency, (lost, killed)
+    assert all(r.points("victim") == 0 for r in director.records if r.spec.number in lost)
+    assert sum(1 for r in director.records if "victim" in r.spec.players and r.reason in RULES_REASONS) >= 8

@@ -15,10 +15,11 @@ from bots.tournament.pairing import (
     gauntlet,
     opening_suite,
     parse_openings,
+    read_opening_file,
     round_robin,
     swiss_round,
 )
-from protocol.errors import CellOccupied
+from protocol.errors import ArenaError, CellOccupied
 from protocol.rules import State
 
 NAMES = ["a", "b", "c", "d", "e", "f", "g"]
@@ -59,8 +60,10 @@ def test_expand_plays_colour_swapped_pairs_on_each_opening() -> None:
     for g in games:
         by_pair.setdefault((frozenset(g.players), g.pair), []).append((g.x, g.o, g.opening))
     assert len(by_pair) == 6 * 3
-    for (_, j), ((x1, o1, op1), (x2, o2, op2)) in by_pair.items():
-        assert (x1, o1) == (o2, x2) and op1 == op2 == openings[j]
+    order = [frozenset((p.first, p.second)) for p in pairings]
+    for (players, j), ((x1, o1, op1), (x2, o2, op2)) in by_pair.items():
+        # pair j of the k-th pairing: opening (k + j) mod 3, so each pairing plays each once
+        assert (x1, o1) == (o2, x2) and op1 == op2 == openings[(order.index(players) + j) % 3]
     colours: Counter[tuple[str, str]] = Counter()
     for g in games:
         colours[g.x, "x"] += 1
@@ -95,9 +98,23 @@ def test_swiss_round_backtracks_and_gives_up_cleanly() -> None:
     met = {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}, "d": set()}
     pairings, bye = swiss_round(["a", "b", "c", "d"], met, {}, 3)
     assert bye is None and [{p.first, p.second} for p in pairings] == [{"a", "d"}, {"b", "c"}]
+    # everyone has met everyone: a repeat as a last resort, the fewest repeats first
     everyone = {p: set("abcd") - {p} for p in "abcd"}
-    with pytest.raises(TournamentError, match="repeat"):
-        swiss_round(["a", "b", "c", "d"], everyone, {}, 4)
+    pairings, _ = swiss_round(
+        ["a", "b", "c", "d"], everyone, {}, 4, met_counts={("a", "b"): 2, ("b", "a"): 2}
+    )
+    assert len(pairings) == 2 and {"a", "b"} not in [{p.first, p.second} for p in pairings]
+
+
+def test_openings_advance_per_pair_across_pairings() -> None:
+    """Bug 8: with one pair per pairing and 4 openings, the suite still goes round."""
+    openings = [(4,), (0,), (1,), (2,)]
+    games = expand(round_robin(["a", "b", "c", "d"]), 2, openings)
+    used = [g.opening for g in games]
+    assert used[::2] == [openings[k % 4] for k in range(6)]
+    assert all(used[i] == used[i + 1] for i in range(0, len(used), 2))  # a colour-swapped pair
+    later = expand(round_robin(["a", "b"]), 2, openings, first_pairing=5)
+    assert {g.opening for g in later} == {openings[1]}
 
 
 def test_swiss_round_lets_the_less_often_first_start() -> None:
@@ -162,3 +179,32 @@ def test_parse_openings() -> None:
         parse_openings("0,3,1,4,2", "classic")
     with pytest.raises(TournamentError):
         parse_openings("  ", "classic")
+
+
+@pytest.mark.parametrize(
+    ("colours", "expected"),
+    [
+        ("swap", [("a", "b"), ("b", "a")]),
+        ("reverse", [("b", "a"), ("a", "b")]),
+        ("noswap", [("a", "b"), ("a", "b")]),
+    ],
+)
+def test_pair_colours_swap_reverse_noswap(colours: str, expected: list[tuple[str, str]]) -> None:
+    games = expand([Pairing(1, "a", "b")], 4, colours=colours)
+    assert [(g.x, g.o) for g in games] == expected * 2
+    with pytest.raises(TournamentError):
+        expand([Pairing(1, "a", "b")], 2, colours="sideways")
+
+
+def test_opening_file_order_start_and_plies() -> None:
+    text = "# a suite\n4,0,8\n\n0 4  # the corner\n1,4\n2\n"
+    assert read_opening_file(text, "classic") == [(4, 0, 8), (0, 4), (1, 4), (2,)]
+    assert read_opening_file(text, "classic", start=2, plies=1) == [(0,), (1,), (2,)]
+    shuffled = read_opening_file(text, "classic", order="random", seed=3)
+    assert sorted(shuffled) == sorted(read_opening_file(text, "classic"))
+    assert shuffled == read_opening_file(text, "classic", order="random", seed=3)
+    for bad in ({"start": 5}, {"plies": 0}, {"order": "backwards"}):
+        with pytest.raises(TournamentError):
+            read_opening_file(text, "classic", **bad)  # type: ignore[arg-type]
+    with pytest.raises(ArenaError):
+        read_opening_file("4,4\n", "classic")  # illegal: checked like --opening-moves

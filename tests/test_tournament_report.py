@@ -29,7 +29,8 @@ def test_outputs_are_consistent_and_replayable(tmp_path: Path) -> None:
     config = TournamentConfig("classic", ("a", "b", "c"), Format.ROUND_ROBIN, 4, 2, openings=((4,), (0,)))
     director = play_match(config, {p: RandomMover() for p in "abc"}, seed=5)
     paths = write_outputs(tmp_path / "out", director, {"seed": 5})
-    assert [p.name for p in paths] == ["standings.json", "crosstable.csv", "games.jsonl", "crosstable.svg"]
+    names = ["standings.json", "crosstable.csv", "games.jsonl", "crosstable.svg", "games.pgn"]
+    assert [p.name for p in paths] == names
     summary = json.loads(paths[0].read_text())
     assert summary["seed"] == 5 and summary["games"] == 12
     assert sum(r["points"] for r in summary["standings"]) == 12
@@ -131,3 +132,22 @@ def test_bad_tournament_requests_get_a_clear_error(
         assert main(["tournament", "--quiet", *args]) == 2
         assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_svg_has_a_title_full_names_wdl_elo_byes_and_a_legend() -> None:
+    long = "a-remarkably-long-engine-name-v2"
+    players = (long, "b", "c")
+    config = TournamentConfig("classic", players, Format.SWISS, 2, 2, rounds=2)
+    director = play_match(config, {p: RandomMover() for p in players}, seed=3)
+    text = crosstable_svg(director.standings, title="classic swiss: 4 games")
+    root = ET.fromstring(text)
+    words = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "classic swiss: 4 games" in words and words.count(long) >= 1  # whole, not cut
+    row = director.standings.rows[long]
+    assert f"{row.wins}/{row.draws}/{row.losses}" in words
+    assert any(w.startswith("Elo") for w in words) and any("±" in w or w == "n/a" for w in words)
+    assert "byes" in words and sum(r.byes for r in director.standings.rows.values()) == 2
+    assert any("lost all" in w for w in words) and any("won all" in w for w in words)  # the legend
+    # no two header labels overlap: each name's column is at least as wide as its label
+    width = int(root.get("width", "0"))
+    assert width >= 8 * len(long)

@@ -14,8 +14,10 @@ from bots.tournament.stats import (
     Trinomial,
     elo_estimate,
     elo_from_score,
+    llr_bayesian,
     llr_logistic,
     llr_normal_approx,
+    llr_normalized,
     pentanomial_estimate,
     score_from_elo,
 )
@@ -215,3 +217,68 @@ def test_sprt_decides_both_ways_and_waits() -> None:
     assert weak.decision is SprtDecision.ACCEPT_H0 and weak.llr <= weak.lower
     even = sprt.status(Trinomial(wins=3, draws=4, losses=3))
     assert even.decision is SprtDecision.CONTINUE
+
+
+# --- SPRT models beside the logistic one (fastchess's normalized and bayesian) ----------------
+
+NELO = 800 / math.log(10)
+
+
+def _t_value(counts: list[int]) -> tuple[float, float, float]:
+    """(mean score, standard deviation, N) of counts spread evenly over scores 0..1."""
+    n = sum(counts)
+    scores = [i / (len(counts) - 1) for i in range(len(counts))]
+    mu = sum(c * a for c, a in zip(counts, scores, strict=True)) / n
+    var = sum(c * (a - mu) ** 2 for c, a in zip(counts, scores, strict=True)) / n
+    return mu, math.sqrt(var), n
+
+
+@pytest.mark.parametrize(
+    "counts", [[30, 40, 50], [300, 410, 520], [10, 60, 130, 70, 15], [100, 610, 1300, 700, 150]]
+)
+def test_normalized_llr_is_close_to_its_normal_approximation(counts: list[int]) -> None:
+    """For a normalized Elo model the generalized LLR is about N (t1 - t0)(2 t - t0 - t1) / 2,
+    t = (mu - 1/2) / sigma the observed t-value and t0, t1 the bounds' (sqrt(2) nElo/NELO for pairs)."""
+    mu, sigma, n = _t_value(counts)
+    t = (mu - 0.5) / sigma
+    scale = math.sqrt(2) if len(counts) == 5 else 1.0
+    for elo0, elo1 in ((0, 5), (-5, 5), (0, 20)):
+        t0, t1 = scale * elo0 / NELO, scale * elo1 / NELO
+        approx = n * (t1 - t0) * (2 * t - t0 - t1) / 2
+        assert llr_normalized(elo0, elo1, counts) == pytest.approx(approx, rel=0.05, abs=0.05)
+
+
+def test_bayesian_llr_uses_the_draw_elo_of_the_counts() -> None:
+    counts = [40, 80, 60]  # losses, draws, wins
+    n = sum(counts)
+    loss, win = counts[0] / n, counts[2] / n
+    drawelo = 200 * math.log10((1 - loss) / loss * (1 - win) / win)
+
+    def score(elo: float) -> float:
+        pw = 1 / (1 + 10 ** ((drawelo - elo) / 400))
+        pl = 1 / (1 + 10 ** ((drawelo + elo) / 400))
+        return pw + (1 - pw - pl) / 2
+
+    mu, sigma, _ = _t_value(counts)
+    for elo0, elo1 in ((0, 5), (-3, 3), (0, 10)):
+        s0, s1 = score(elo0), score(elo1)
+        approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * sigma**2)
+        assert llr_bayesian(elo0, elo1, counts) == pytest.approx(approx, rel=0.05)
+    assert llr_bayesian(0, 5, [0, 10, 5]) == 0.0  # no loss: no draw elo, no verdict yet
+    with pytest.raises(ValueError):
+        llr_bayesian(0, 5, [1, 2, 3, 4, 5])  # game counts only
+
+
+def test_sprt_models_are_named_and_chosen() -> None:
+    counts = Pentanomial((5, 30, 60, 40, 10))
+    assert Sprt(0, 10).model == "logistic"
+    assert Sprt(0, 10).status(counts).llr == pytest.approx(llr_logistic(0, 10, counts.ascending()))
+    assert Sprt(0, 10, model="normalized").status(counts).llr == pytest.approx(
+        llr_normalized(0, 10, counts.ascending())
+    )
+    games = Trinomial(60, 80, 40)
+    assert Sprt(0, 10, model="bayesian").status(games).llr == pytest.approx(
+        llr_bayesian(0, 10, games.ascending())
+    )
+    with pytest.raises(ValueError):
+        Sprt(0, 10, model="gaussian")

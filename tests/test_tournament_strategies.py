@@ -58,3 +58,20 @@ def test_sprt_accepts_table_stronger_than_random_on_tactic_toe_quickly() -> None
     director = play_match(config, {p: load_strategy(p) for p in config.players}, seed=8)
     assert director.sprt_status is not None and director.sprt_status.decision is SprtDecision.ACCEPT_H1
     assert len(director.records) <= 60
+
+
+async def test_strategies_without_state_or_clock_replay_the_same_games_everywhere() -> None:
+    """Issue 17, bug 12 (what is reproducible, docs/tournaments.md): the registry's
+    stateless strategies, noise included, play the same games through the server as in
+    process with the same seed."""
+    players = ("rule", "heuristic", "table", "noisy")
+    config = TournamentConfig("tactic-toe", players, Format.ROUND_ROBIN, 4, 6, openings=((), (4,), (1,)))
+    entries = {"rule": "rule", "heuristic": "heuristic", "table": "table", "noisy": "rule"}
+    runner = NetworkRunner(config, entries, seed=9, entry_args={"noisy": ("--noise", "0.3")})
+    network = await runner.run()
+    strategies = {name: load_strategy(s, 0.3 if name == "noisy" else 0.0) for name, s in entries.items()}
+    local = play_match(config, strategies, seed=9)
+    assert len(local.records) == 24
+    assert [
+        (r.spec.number, r.moves, r.result) for r in sorted(network.records, key=lambda r: r.spec.number)
+    ] == [(r.spec.number, r.moves, r.result) for r in local.records]

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from client_tui import dialogs
 from client_tui.app import ArenaApp
 from client_tui.board import KEYPAD, Board
-from client_tui.screens import GameScreen, LobbyScreen, TournamentScreen
+from client_tui.screens import ConnectScreen, GameScreen, LobbyScreen, TournamentScreen
 from client_tui.text import printable
 from client_tui.tokens import TokenStore
 from protocol import messages as m
@@ -178,7 +178,7 @@ async def test_reconnects_after_the_server_drops_it_and_the_game_goes_on(
         assert screen.view.role == "x"
         await pilot.press("5")
         await until(pilot, lambda: screen.view.board[4] == "x")
-        conn = next(c for c in server.conns if c.player is not None and c.player.name == "alice")
+        conn = next(c for c in server.conns.values() if c.player is not None and c.player.name == "alice")
         await conn.ws.close(1011, "dropped by the test")
         # Made while alice is away (a closing connection carries no more events): she can
         # only learn of it from the replay the server sends when she resumes.
@@ -213,6 +213,9 @@ async def test_a_restarted_client_comes_back_as_the_same_player_in_its_game(
     # Same config file, no name given: the name and token come from it.
     again = ArenaApp(url_of(server), "", store=TokenStore(tmp_path / "alice-tokens.json"))
     async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(again.screen, ConnectScreen))
+        assert again.screen.query_one("#name", Input).value == "alice", "the saved name is offered"
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(again.screen, GameScreen))
         assert again.player_id == player_id
         view = again.rooms[joined.room]
@@ -304,10 +307,10 @@ async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path,
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", colour="o", rated=False))
-        await until(
-            pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer) and app.screen.query(Static)
-        )
-        assert "bob (human) challenges you" in app.screen.query_one(Static).content.plain  # type: ignore[union-attr]
+        await until(pilot, lambda: app.challenges.incoming)
+        await pilot.pause(0.1)
+        table = app.screen.query_one("#challenges", DataTable)
+        assert "bob (human): classic, they play O" in table.get_row_at(0)[1].plain
         await pilot.press("a")
         accepted = await bob.expect(m.ChallengeAccepted)
         await until(pilot, lambda: isinstance(app.screen, GameScreen))
@@ -319,12 +322,12 @@ async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path,
         await until(pilot, lambda: view.board[4] == "x")
         await bob.request(m.Move(room=view.room, cell=0))
         await until(pilot, lambda: view.my_turn)
-        await pilot.press("7")  # cell 0 holds O's mark: the server refuses, nothing changes
-        await until(pilot, lambda: any(n.title == "cell_occupied" for n in app._notifications))
+        await pilot.press("7")  # cell 0 holds O's mark: refused before it is sent
+        await until(pilot, lambda: any(n.message == "a1 is taken" for n in app._notifications))
         assert view.moves == [4, 0] and view.my_turn
         await pilot.press("escape")  # refused while the game runs
         assert app.screen is screen
-        await pilot.press("g")
+        await pilot.press("g", "g")  # resign, and yes
         await until(pilot, lambda: view.result is not None)
         assert view.result.reason == "resignation" and view.result.winner == "o"
         assert "resignation" in shown(screen.query_one("#banner", Static))
@@ -370,7 +373,7 @@ async def test_declining_a_challenge(tmp_path: Path, server: ArenaServer) -> Non
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", variant="tactic-toe"))
-        await until(pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer))
+        await until(pilot, lambda: app.challenges.incoming)
         await pilot.press("d")
         declined = await bob.expect(m.ChallengeDeclined)
         assert declined.by == "alice"
@@ -387,7 +390,7 @@ async def test_events_that_come_while_the_game_screen_is_composed(
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", colour="x", rated=False))
-        await until(pilot, lambda: isinstance(app.screen, dialogs.ChallengeOffer))
+        await until(pilot, lambda: app.challenges.incoming)
         await pilot.press("a")
         accepted = await bob.expect(m.ChallengeAccepted)
         await bob.request(m.Move(room=accepted.room, cell=8))  # at once, as a bot would

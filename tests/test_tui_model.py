@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -15,9 +16,11 @@ from client_tui.text import plain, printable
 from client_tui.tokens import TokenStore
 from protocol import messages as m
 from protocol.rules import Mark, find_variant
+from server.frames import encode
 from server.room import Changes, Room, RoomRules
 
 RULES = RoomRules(grace=30.0, first_move=20.0)
+DOCS = Path(__file__).parent.parent / "docs"
 
 
 def make_room(variant: str = "classic", control: m.TimeControl | None = None, **kw: object) -> Room:
@@ -25,8 +28,8 @@ def make_room(variant: str = "classic", control: m.TimeControl | None = None, **
 
 
 def feed(view: RoomView, changes: Changes, now: float) -> None:
-    for event in changes.events:
-        view.apply(event, now)
+    for event in changes.events:  # as a client gets it: the frame, read back
+        view.apply(m.parse_server(encode(event)), now)
 
 
 def same_as_room(view: RoomView, room: Room, now: float) -> None:
@@ -84,7 +87,7 @@ def test_running_clock_counts_down_and_stops_at_the_end() -> None:
     room.sit("a", "alice", Mark.X, 0.0)
     room.sit("b", "bob", Mark.O, 0.0)
     view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
-    assert view.first_move_until is None  # the snapshot carries no first-move deadline
+    assert view.first_move_until is not None and view.first_move_until > 0  # the snapshot says how long
     feed(view, room.play("a", 4, 1.0), 1.0)
     assert view.clocks is not None and view.clocks.running == "o"
     assert view.clock_ms("o", 11.0) == 50_000
@@ -169,3 +172,61 @@ def test_token_store_is_private_and_per_server(tmp_path: Path) -> None:
         assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     store.path.write_text("not json")
     assert store.get("ws://a") is None, "a damaged file is treated as empty"
+
+
+# --- replay, challenges, words (pure) -----------------------------------------------------------
+
+
+def test_replay_names_removed_marks_badges_and_repetitions() -> None:
+    from client_tui.replay import Replay
+
+    replay = Replay(find_variant("tactic-toe"), [0, 4, 1, 2, 6, 3, 5])
+    assert [p.vanished for p in replay.plies] == [None] * 6 + [0], "X's 7th ply removes its a1"
+    assert replay.badges(6) == {0: 1, 1: 2, 6: 3, 4: 1, 2: 2, 3: 3}
+    assert replay.badges(7)[5] == 3 and 0 not in replay.badges(7)
+    assert replay.board(7)[0] is None and replay.board(7)[5] == "x"
+    moves = [7, 4, 2, 1, 0, 3, 6, 8, 5, 4, 2, 1, 0, 3, 6]
+    assert Replay(find_variant("tactic-toe"), moves).seen(len(moves)) == 2
+    assert Replay(find_variant("classic"), [4, 0]).badges(2) == {}
+
+
+def test_the_challenge_book_counts_down_and_forgets() -> None:
+    from client_tui.challenges import ChallengeBook
+
+    book = ChallengeBook()
+    alice = m.PlayerInfo(id="p1", name="alice", kind="human")
+    for i, at in enumerate((0.0, 5.0)):
+        book.received(
+            m.ChallengeReceived(
+                challenge=f"c{i}", challenger=alice, variant="classic", colour="x",
+                time_control=m.NoClock(), rated=True,
+            ),
+            at,
+        )  # fmt: skip
+    sent = book.sent(m.Challenge(opponent="bob"), 1.0)
+    sent.id = "c9"
+    assert [i.offer.challenge for i in book.newest_first(10.0)] == ["c1", "c0"], "newest on top"
+    assert book.expire(60.5) and list(book.incoming) == ["c1"] and book.outgoing == [sent]
+    assert book.closed("c9") is sent and book.outgoing == []
+    assert book.expire(65.0) and book.incoming == {}
+
+
+def test_cell_names_errors_and_the_local_move_check() -> None:
+    from client_tui.words import ERRORS, error_text, move_problem, parse_cell
+    from protocol.errors import ErrorCode
+
+    v = find_variant("15x15k5")
+    assert parse_cell("h8", v) == 112 and parse_cell(":o15", v) == 224 and parse_cell("a1", v) == 0
+    assert parse_cell("p1", v) is None and parse_cell("a16", v) is None and parse_cell("h", v) is None
+    codes = re.findall(r"^\| `([a-z_]+)` \|", (DOCS / "protocol.md").read_text(), re.M)
+    assert codes and all(error_text(code, "?") == ERRORS[code] for code in codes)
+    assert {code.value for code in ErrorCode} <= set(ERRORS), "a sentence for every code a server sends"
+    room = make_room("tactic-toe")
+    room.sit("a", "alice", Mark.X, 0.0)
+    view = RoomView.from_snapshot(room.snapshot(0.0), "alice", 0.0)
+    feed(view, room.sit("b", "bob", Mark.O, 1.0), 1.0)
+    for ply, cell in enumerate([0, 4, 1, 2, 6, 3]):
+        feed(view, room.play("a" if ply % 2 == 0 else "b", cell, 2.0 + ply), 2.0 + ply)
+    assert move_problem(view, 0) == "a1 is your oldest mark: it leaves as you move, so you can't play there"
+    assert move_problem(view, 4) == "b2 is taken"
+    assert move_problem(view, 5) is None

@@ -1,5 +1,6 @@
-"""Pictures of the terminal client's screens (pytest-textual-snapshot): the lobby, a 3x3
-and a 15x15 game, a game over with its review, and a tournament's standings.
+"""Pictures of the terminal client's screens (pytest-textual-snapshot): the lobby and a
+3x3 and a 15x15 game at 80x24 and 120x40, tactic-toe's badges, a game over with its
+review, and a tournament's standings.
 
 The screens are fed fixed models (games played through the server's own `Room`),
 so the pictures do not depend on a socket, a clock or random room ids. Update
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.screen import Screen
 
 from bots.analyse import grade_moves
@@ -48,7 +50,8 @@ def played(variant: str, moves: list[int], me: str = "alice", **kw: Any) -> tupl
     return room, RoomView.from_snapshot(room.snapshot(10.0), me, 10.0)
 
 
-def test_lobby(snap_compare: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_lobby(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     def make(app: ArenaApp) -> Screen[Any]:
         waiting, _ = played("tactic-toe", [])
         summary = waiting.summary().model_copy(
@@ -79,12 +82,19 @@ def test_lobby(snap_compare: Any, tmp_path: Path) -> None:
         app.player_id = "p1"
         return LobbyScreen()
 
-    assert snap_compare(Still(make, tmp_path), terminal_size=SIZE)
+    assert snap_compare(Still(make, tmp_path), terminal_size=size)
 
 
-def test_classic_game_in_progress(snap_compare: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_classic_game_in_progress(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     _, view = played("classic", [4, 0, 8])
-    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE)
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_gomoku_game_in_progress(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    _, view = played("15x15k5", [112, 113, 97, 98, 127, 128])
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size)
 
 
 def test_tactic_toe_shows_the_marks_about_to_vanish(snap_compare: Any, tmp_path: Path) -> None:

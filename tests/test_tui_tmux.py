@@ -22,7 +22,7 @@ TTT = [sys.executable, "-m", "protocol.cli"]
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     proc = subprocess.Popen(
-        [*TTT, "serve", "--port", "0", "--db", str(tmp_path / "arena.db")],
+        [*TTT, "serve", "--port", "0", "--db", str(tmp_path / "arena.db"), "--house-bots", "none"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -99,3 +99,29 @@ def test_play_a_game_against_a_bot_in_tmux(server: str, tmp_path: Path) -> None:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
         bot.terminate()
         bot.wait(10)
+
+
+def test_at_80x24_the_footer_fits_a_small_window_says_so_and_q_quits(server: str, tmp_path: Path) -> None:
+    session = f"ttt-small-{os.getpid()}"
+    env = f"TTT_CONFIG_DIR={tmp_path / 'cfg'}"
+    command = (
+        f"env {env} {sys.executable} -m protocol.cli play --server {server} --name alice; "
+        "echo TTT-EXITED; sleep 60"
+    )
+    term = {**os.environ, "TERM": os.environ.get("TERM") or "xterm-256color"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], check=True, env=term
+    )
+    try:
+        shown = wait_for(session, "connected")
+        footer = wait_for(session, "q quit").rstrip("\n").splitlines()[-1]
+        assert "? help" in footer and "q quit" in footer, footer
+        assert "rating" in shown and "1 Rooms" in shown
+        subprocess.run(["tmux", "resize-window", "-t", session, "-x", "60", "-y", "20"], check=True)
+        wait_for(session, "terminal too small")
+        subprocess.run(["tmux", "resize-window", "-t", session, "-x", "80", "-y", "24"], check=True)
+        wait_for(session, "1 Rooms")
+        keys(session, "q")
+        wait_for(session, "TTT-EXITED")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)

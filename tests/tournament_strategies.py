@@ -43,3 +43,20 @@ class Sleeper:
 
         time.sleep(0.5)
         return state.legal_moves()[0]
+
+
+class Slow:
+    """Greedy, but takes 20 ms over each move (a thinking time that shows in the journal)."""
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        import time
+
+        time.sleep(0.02)
+        return Greedy().choose(state, rng)
+
+
+class Illegal:
+    """Always answers a cell off the board: an illegal move."""
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        return state.variant.cells

@@ -16,9 +16,12 @@ class StrategyError(ArenaError):
 
 
 class Strategy(Protocol):
-    """A bot's brain: a pure function of the position and an injected random source."""
+    """A bot's brain: a pure function of the position and an injected random source.
 
-    name: str
+    The registry's strategies also carry a ``name``; a strategy of your own
+    (``module:attribute``) needs only `choose`. The one copy of this protocol: the
+    tournament runners and the bot player import it from here.
+    """
 
     def choose(self, state: State, rng: random.Random) -> Cell: ...
 
@@ -31,7 +34,7 @@ class Noisy:
             raise StrategyError(f"noise is a chance between 0 and 1, not {noise!r}")
         self.inner = inner
         self.noise = float(noise)
-        self.name = inner.name
+        self.name: str = getattr(inner, "name", type(inner).__name__)
 
     def choose(self, state: State, rng: random.Random) -> Cell:
         if self.noise and rng.random() < self.noise:

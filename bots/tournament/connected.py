@@ -31,17 +31,22 @@ from dataclasses import dataclass, field
 
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
-from bots.tournament.standings import GameRecord
+from bots.tournament.standings import PlayedGame
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError, connect
+from protocol.tokens import TokenFile
 
 #: Tries to arrange a game whose player the server did not find online although the lobby did.
 _ATTEMPTS = 3
+#: A game waiting for a busy player or a free room is tried again when a game of its
+#: players ends, and at least every `WAIT_S` seconds, at most `WAITS` times.
+WAIT_S = 1.0
+WAITS = 300
 _REASONS = {"declined": "declined: {}", "gone": "abandoned", "no_answer": "no answer"}
 
 
 @dataclass
-class _Game:
+class _ArrangedGame:
     """A scheduled game as the director follows it."""
 
     spec: GameSpec
@@ -53,6 +58,8 @@ class _Game:
     used: list[float] = field(default_factory=lambda: [0.0, 0.0])
     #: Players at fault for a game called off: (name as the server spells it, cause, reason).
     faults: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Times it waited for a busy player or a free room.
+    waits: int = 0
 
 
 @dataclass
@@ -69,18 +76,22 @@ class ConnectedRunner:
     config: TournamentConfig
     server: str
     move_ms: int | None = 5000
-    on_game: Callable[[GameRecord, Director], None] | None = None
-    done_records: Sequence[GameRecord] = ()
+    on_game: Callable[[PlayedGame, Director], None] | None = None
+    done_records: Sequence[PlayedGame] = ()
     name: str = field(default_factory=lambda: "td-" + secrets.token_hex(4))
+    #: Where the director keeps its token (a named director comes back as itself).
+    token_file: str | None = None
     timeout: float = 10.0
     director: Director = field(init=False)
     #: Seconds spent playing (from the first game arranged to the last ended).
     play_seconds: float = field(init=False, default=0.0)
     _client: ArenaClient | None = field(init=False, default=None)
     _first: list[GameSpec] = field(init=False, default_factory=list)
-    _games: dict[int, _Game] = field(init=False, default_factory=dict)
-    _rooms: dict[str, _Game] = field(init=False, default_factory=dict)
+    _games: dict[int, _ArrangedGame] = field(init=False, default_factory=dict)
+    _rooms: dict[str, _ArrangedGame] = field(init=False, default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(init=False, default_factory=set)
+    #: Games waiting for a busy player (``--max-games``) or a free room, by number.
+    _waiting: dict[int, _ArrangedGame] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.done_records:
@@ -99,7 +110,11 @@ class ConnectedRunner:
         """
         loop = asyncio.get_running_loop()
         try:
-            self._client = await connect(self.server, self.name, "bot", timeout=self.timeout)
+            tokens = TokenFile(self.token_file) if self.token_file else None
+            token = tokens.read() if tokens is not None else None
+            self._client = await connect(self.server, self.name, "bot", token=token, timeout=self.timeout)
+            if tokens is not None:
+                tokens.write(self._client.welcome.token)
         except RemoteError as exc:
             raise TournamentError(f"the server refused the director {self.name!r}: {exc}") from None
         except (OSError, TimeoutError) as exc:
@@ -153,14 +168,14 @@ class ConnectedRunner:
         elif isinstance(event, m.GameStarted):
             game.last = now
         elif isinstance(event, m.Moved):
-            game.used[0 if event.mark == "x" else 1] += now - game.last
+            game.used[m.mark_named(event.mark)] += now - game.last
             game.last = now
         elif isinstance(event, m.GameEnded):
             await self._ended(game, event)
         elif isinstance(event, m.RoomClosed):
             await self._called_off(game)
 
-    async def _ended(self, game: _Game, event: m.GameEnded) -> None:
+    async def _ended(self, game: _ArrangedGame, event: m.GameEnded) -> None:
         assert game.room is not None
         self._forget(game)
         await self._send(m.Leave(room=game.room, ref=f"l{game.room}"))
@@ -168,14 +183,25 @@ class ConnectedRunner:
             self._client.session.left(game.room)
         used = (round(game.used[0] * 1000), round(game.used[1] * 1000))
         outcome = event.outcome
-        new = self.director.finished(
-            game.spec.number, outcome.result, outcome.reason, event.moves, used, event.game
-        )
+        result = outcome.result
+        if outcome.reason == "aborted" and len(event.moves) == len(game.spec.opening):
+            # no first move in time (none, or only illegal ones): the side to move loses
+            result = "0-1" if len(event.moves) % 2 == 0 else "1-0"
+        if game.spec.number not in self.director.running:
+            return  # called off meanwhile (an SPRT that decided)
+        new = self.director.finished(game.spec.number, result, outcome.reason, event.moves, used, event.game)
         self._announce()
         await self._launch(new)
+        await self._retry_waiting(game.spec)
 
-    async def _called_off(self, game: _Game) -> None:
-        """The room closed before its game started: the players at fault lose it."""
+    async def _called_off(self, game: _ArrangedGame) -> None:
+        """The room closed before its game started: the players at fault lose it, unless
+        they only declined as busy (more games at once than their ``--max-games``): then
+        the game waits for them."""
+        busy = all(cause == "declined" and reason.startswith("busy") for _, cause, reason in game.faults)
+        if game.faults and busy and game.waits < WAITS:
+            self._wait(game)
+            return
         self._forget(game)
         spec = game.spec
         at_fault: dict[str, str] = {}
@@ -210,6 +236,9 @@ class ConnectedRunner:
         if error.code == "rate_limited":
             self._later(error.retry_after or 0.1, lambda: self._arrange(game, retry=True))
             return
+        if error.code == "too_many_rooms" and game.waits < WAITS:
+            self._wait(game)  # the director (or a player) sits in as many rooms as allowed
+            return
         if error.code != "no_such_player":
             hint = "; lower --concurrency" if error.code == "too_many_rooms" else ""
             raise TournamentError(
@@ -224,15 +253,31 @@ class ConnectedRunner:
         else:  # back online already: try again
             self._later(0.2, lambda: self._arrange(game))
 
+    def _wait(self, game: _ArrangedGame) -> None:
+        """Arrange ``game`` again once a game of its players ends (or in `WAIT_S`)."""
+        if game.room is not None:
+            self._rooms.pop(game.room, None)
+        game.room, game.faults, game.waits = None, [], game.waits + 1
+        self._waiting[game.spec.number] = game
+        self._later(WAIT_S, lambda: self._retry_waiting(None))
+
+    async def _retry_waiting(self, freed: GameSpec | None) -> None:
+        """Arrange again the waiting games that share a player with ``freed`` (a game that
+        just ended; None: all of them)."""
+        for number, game in list(self._waiting.items()):
+            if freed is None or set(game.spec.players) & set(freed.players) or not freed.players:
+                del self._waiting[number]
+                await self._arrange(game, retry=True)
+
     # --- sending -----------------------------------------------------------------------
 
     async def _launch(self, specs: Sequence[GameSpec]) -> None:
         for spec in specs:
-            game = _Game(spec)
+            game = _ArrangedGame(spec)
             self._games[spec.number] = game
             await self._arrange(game)
 
-    async def _arrange(self, game: _Game, retry: bool = False) -> None:
+    async def _arrange(self, game: _ArrangedGame, retry: bool = False) -> None:
         if self._games.get(game.spec.number) is not game:
             return  # decided meanwhile
         if not retry:
@@ -276,8 +321,9 @@ class ConnectedRunner:
 
     # --- bookkeeping -------------------------------------------------------------------
 
-    def _forget(self, game: _Game) -> None:
+    def _forget(self, game: _ArrangedGame) -> None:
         self._games.pop(game.spec.number, None)
+        self._waiting.pop(game.spec.number, None)
         if game.room is not None:
             self._rooms.pop(game.room, None)
 

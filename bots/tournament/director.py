@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from bots.tournament.knockout import Bracket
 from bots.tournament.pairing import (
     GameSpec,
     Opening,
@@ -23,11 +24,12 @@ from bots.tournament.pairing import (
     check_players,
     expand,
     gauntlet,
+    pair_colours,
     round_robin,
     swiss_round,
 )
-from bots.tournament.standings import GameRecord, Standings
-from bots.tournament.stats import Sprt, SprtDecision, SprtStatus
+from bots.tournament.standings import PlayedGame, Standings
+from bots.tournament.stats import Sprt, SprtDecision, SprtStatus, Trinomial
 from protocol.rules import Cell
 
 
@@ -36,6 +38,7 @@ class Format(enum.StrEnum):
     GAUNTLET = "gauntlet"
     SWISS = "swiss"
     SPRT = "sprt"  # two players, colour-swapped pairs until the SPRT decides
+    KNOCKOUT = "knockout"  # seeded bracket; a tied match plays tie-break pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +51,7 @@ class TournamentConfig:
         concurrency: games running at once, at most.
         openings: start positions; pair ``j`` of a pairing uses ``openings[j % len]``.
         rounds: Swiss rounds (default: one fewer than the players, rounded up to even).
-        sprt: the test of an SPRT match; ``max_games`` caps it.
+        sprt: the test of an SPRT match; ``max_games`` caps it (whole pairs: 5 plays 4).
     """
 
     variant: str
@@ -60,6 +63,11 @@ class TournamentConfig:
     rounds: int | None = None
     sprt: Sprt | None = None
     max_games: int = 10_000
+    #: The colours of a pair's two games: ``swap``, ``reverse`` or ``noswap`` (`pair_colours`).
+    colours: str = "swap"
+    #: Adjudication: a game still going after this many plies (the opening's included) is
+    #: a draw, reason ``adjudication``, recorded as it stood at that ply (`adjudicate`).
+    max_plies: int | None = None
 
     def __post_init__(self) -> None:
         check_players(self.players)
@@ -72,8 +80,22 @@ class TournamentConfig:
                 raise TournamentError(f"an SPRT match needs max_games of at least 2, not {self.max_games}")
         else:
             check_games_per_pair(self.games_per_pair)
+        pair_colours("a", "b", self.colours)  # checks the name
+        if self.max_plies is not None and self.max_plies < 1:
+            raise TournamentError(f"max plies must be at least 1, not {self.max_plies}")
         if self.rounds is not None and self.rounds < 1:
             raise TournamentError(f"rounds must be at least 1, not {self.rounds}")
+
+
+def adjudicate(
+    max_plies: int | None, result: str, reason: str, moves: Sequence[Cell]
+) -> tuple[str, str, Sequence[Cell]]:
+    """A game that went past ``max_plies`` as adjudicated: a draw at that ply. A runner
+    that cannot stop a game there (a server's game goes on) gets the same record as one
+    that stops it (`play_match`), so both runners agree."""
+    if max_plies is None or len(moves) <= max_plies:
+        return result, reason, moves
+    return "1/2-1/2", "adjudication", moves[:max_plies]
 
 
 @dataclass
@@ -82,7 +104,7 @@ class Director:
 
     config: TournamentConfig
     standings: Standings = field(init=False)
-    records: list[GameRecord] = field(init=False, default_factory=list)
+    records: list[PlayedGame] = field(init=False, default_factory=list)
     running: dict[int, GameSpec] = field(init=False, default_factory=dict)
     sprt_status: SprtStatus | None = field(init=False, default=None)
     round: int = field(init=False, default=0)
@@ -92,6 +114,9 @@ class Director:
     _met: dict[str, set[str]] = field(init=False, default_factory=dict)
     _byes: dict[str, int] = field(init=False, default_factory=dict)
     _firsts: dict[str, int] = field(init=False, default_factory=dict)
+    _met_counts: dict[tuple[str, str], int] = field(init=False, default_factory=dict)
+    #: Pairings scheduled so far (the opening suite goes round by them).
+    _pairings: int = field(init=False, default=0)
     _started: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
@@ -104,9 +129,19 @@ class Director:
             self._queue(gauntlet(c.players[0], c.players[1:]))
         elif c.format is Format.SWISS:
             self._next_swiss_round()
+        elif c.format is Format.KNOCKOUT:
+            self.bracket = Bracket(c.players, c.games_per_pair)
+            self._queue(self.bracket.next_round())
+            self.round = self.bracket.round
 
+    #: A knockout's bracket (None in other formats).
+    bracket: Bracket | None = field(init=False, default=None)
     #: Why the tournament ended before its schedule did, if it did.
     ended_early: str | None = field(init=False, default=None)
+    #: An SPRT match: the games recorded when the test decided (None while it runs).
+    sprt_decided_at: int | None = field(init=False, default=None)
+    #: Games running when an SPRT decided: called off, never recorded.
+    called_off: list[GameSpec] = field(init=False, default_factory=list)
 
     @property
     def swiss_rounds(self) -> int:
@@ -142,7 +177,8 @@ class Director:
         spec = self.running.get(number)
         if spec is None:
             raise TournamentError(f"game {number} is not running in this tournament")
-        record = GameRecord(spec, result, reason, tuple(moves), time_ms, game_id)  # checks the result
+        result, reason, moves = adjudicate(self.config.max_plies, result, reason, moves)
+        record = PlayedGame(spec, result, reason, tuple(moves), time_ms, game_id)  # checks the result
         del self.running[number]
         self.records.append(record)
         self.standings.add(record)
@@ -152,7 +188,36 @@ class Director:
                 self._next_swiss_round()
         if self.config.format is Format.SPRT:
             self._judge()
+        if self.bracket is not None:
+            self._knockout(record)
         return self._fill()
+
+    def _knockout(self, record: PlayedGame) -> None:
+        assert self.bracket is not None
+        tiebreak, round_over = self.bracket.finished(record)
+        if tiebreak is not None:  # one more colour-swapped pair of the tied match
+            c, s = self.config, record.spec
+            pair = (
+                max(
+                    g.spec.pair
+                    for g in self.records
+                    if g.spec.round == s.round and set(g.spec.players) == {*s.players}
+                )
+                + 1
+            )
+            opening = tuple(c.openings[(self._pairings + pair) % len(c.openings)])
+            n = self._scheduled
+            (x1, o1), (x2, o2) = pair_colours(tiebreak.first, tiebreak.second, c.colours)
+            self._pending.extend(
+                [
+                    GameSpec(n + 1, s.round, pair, x1, o1, opening),
+                    GameSpec(n + 2, s.round, pair, x2, o2, opening),
+                ]
+            )
+            self._scheduled += 2
+        elif round_over and not self.bracket.over:
+            self._queue(self.bracket.next_round())
+            self.round = self.bracket.round
 
     @property
     def done(self) -> bool:
@@ -161,7 +226,7 @@ class Director:
 
     @classmethod
     def resume(
-        cls, config: TournamentConfig, records: Iterable[GameRecord]
+        cls, config: TournamentConfig, records: Iterable[PlayedGame]
     ) -> tuple[Director, list[GameSpec]]:
         """A director that has seen ``records`` (in order), and the games to (re)start.
 
@@ -187,22 +252,30 @@ class Director:
 
     def _queue(self, pairings: Sequence[Pairing]) -> None:
         c = self.config
-        games = expand(pairings, c.games_per_pair, c.openings, first_number=self._scheduled + 1)
+        games = expand(
+            pairings,
+            c.games_per_pair,
+            c.openings,
+            first_number=self._scheduled + 1,
+            first_pairing=self._pairings,
+            colours=c.colours,
+        )
         self._scheduled += len(games)
+        self._pairings += len(pairings)
         self._pending.extend(games)
 
     def _next_swiss_round(self) -> None:
         self.round += 1
         order = {p: i for i, p in enumerate(self.config.players)}
         ranking = sorted(self.config.players, key=lambda p: (-self.standings.rows[p].points, order[p]))
-        try:
-            pairings, bye = swiss_round(ranking, self._met, self._byes, self.round, self._firsts)
-        except TournamentError as exc:
-            self.ended_early = exc.message  # too many rounds for these players: stop here
-            return
+        pairings, bye = swiss_round(
+            ranking, self._met, self._byes, self.round, self._firsts, self._met_counts
+        )
         for p in pairings:
             self._met[p.first].add(p.second)
             self._met[p.second].add(p.first)
+            for key in ((p.first, p.second), (p.second, p.first)):
+                self._met_counts[key] = self._met_counts.get(key, 0) + 1
             self._firsts[p.first] = self._firsts.get(p.first, 0) + 1
         if bye is not None:
             self._byes[bye] = self._byes.get(bye, 0) + 1
@@ -214,7 +287,7 @@ class Director:
         c = self.config
         return (
             c.format is Format.SPRT
-            and self._scheduled < c.max_games
+            and self._scheduled + 2 <= c.max_games  # whole pairs only
             and (self.sprt_status is None or self.sprt_status.decision is SprtDecision.CONTINUE)
         )
 
@@ -223,11 +296,12 @@ class Director:
         if not self._pending:
             a, b = self.config.players
             pair = self._scheduled // 2
-            x, o = (a, b) if pair % 2 == 0 else (b, a)
+            first, second = (a, b) if pair % 2 == 0 else (b, a)
+            (x1, o1), (x2, o2) = pair_colours(first, second, self.config.colours)
             opening = tuple(self.config.openings[pair % len(self.config.openings)])
             n = self._scheduled
             self._pending.extend(
-                [GameSpec(n + 1, 1, pair, x, o, opening), GameSpec(n + 2, 1, pair, o, x, opening)]
+                [GameSpec(n + 1, 1, pair, x1, o1, opening), GameSpec(n + 2, 1, pair, x2, o2, opening)]
             )
             self._scheduled += 2
         spec = self._pending.popleft()
@@ -244,6 +318,13 @@ class Director:
         sprt = self.config.sprt
         assert sprt is not None
         a, b = self.config.players
-        self.sprt_status = sprt.status(self.standings.pentanomial(a, b))
+        # pairs (pentanomial), except for the BayesElo model, which counts games
+        counts = self.standings.cross.get((a, b), Trinomial()) if sprt.model == "bayesian" else None
+        self.sprt_status = sprt.status(counts or self.standings.pentanomial(a, b))
         if self.sprt_status.decision is not SprtDecision.CONTINUE:
-            self._pending.clear()  # decided: start nothing more; running games still count
+            # decided: start nothing more, and call off the games still running (the
+            # runners stop them), so the figures are those of the decision
+            self.sprt_decided_at = len(self.records)
+            self._pending.clear()
+            self.called_off = sorted(self.running.values(), key=lambda g: g.number)
+            self.running.clear()

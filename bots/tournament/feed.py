@@ -20,16 +20,21 @@ from typing import Any
 
 import aiomqtt
 
-from server.feed.topics import encode, parse_mqtt_url, topic_for
+from protocol.topics import encode, parse_mqtt_url, topic_for
 
 log = logging.getLogger("ttt.tournament.feed")
+
+
+def check_url(url: str) -> None:
+    """Raises `protocol.topics.BadMqttUrl` for a URL `StandingsFeed` would refuse."""
+    parse_mqtt_url(url)
 
 
 class StandingsFeed:
     """Publishes one tournament's standings, retained, the newest winning."""
 
     def __init__(self, url: str, tournament: str, *, retry: float = 0.5) -> None:
-        """Raises `server.feed.topics.BadMqttUrl` or `BadTopicKey` for a bad URL or id."""
+        """Raises `protocol.topics.BadMqttUrl` or `BadTopicKey` for a bad URL or id."""
         self.address = parse_mqtt_url(url)
         self.topic = topic_for("standings", tournament)
         self.retry = retry

@@ -4,6 +4,9 @@ Each player draws its random numbers from its own `random.Random`, seeded from
 the tournament seed, the game number and its colour (`game_rng`), so a game's
 moves depend on nothing else: not on the order games finish, nor on the other
 games. The same seed and the same strategies give the same games.
+
+`Strategy` and `Noisy` live in `bots.strategies.base`; they are imported here so
+``from bots.tournament.match import Strategy`` keeps working.
 """
 
 from __future__ import annotations
@@ -11,34 +14,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
 
+from bots.strategies.base import Noisy, Strategy
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
-from bots.tournament.standings import GameRecord
+from bots.tournament.standings import PlayedGame
 from protocol.errors import IllegalMove
-from protocol.rules import Cell, Mark, State
+from protocol.rules import Mark, State
 
-
-class Strategy(Protocol):
-    """What a bot's brain offers: a move for ``state``, drawing randomness only from ``rng``."""
-
-    def choose(self, state: State, rng: random.Random) -> Cell: ...
-
-
-class Noisy:
-    """``strategy``, except that with chance ``noise`` it plays a random legal move instead."""
-
-    def __init__(self, strategy: Strategy, noise: float) -> None:
-        if not 0.0 <= noise <= 1.0:
-            raise TournamentError(f"noise is a chance between 0 and 1, not {noise}")
-        self.strategy = strategy
-        self.noise = noise
-
-    def choose(self, state: State, rng: random.Random) -> Cell:
-        if self.noise and rng.random() < self.noise:
-            return rng.choice(state.legal_moves())
-        return self.strategy.choose(state, rng)
+__all__ = ["Noisy", "Strategy", "game_rng", "play_game", "play_match"]
 
 
 def game_rng(seed: int, number: int, mark: Mark) -> random.Random:
@@ -53,17 +37,21 @@ def play_game(
     o: Strategy,
     seed: int,
     ply_cap: int | None = None,
-) -> GameRecord:
+    max_plies: int | None = None,
+) -> PlayedGame:
     """Play one game to its end: the opening, then the strategies in turn.
 
     A strategy that returns an illegal move, or raises, loses the game by forfeit
-    (reason ``illegal_move`` or ``crash``); the tournament goes on.
+    (reason ``illegal_move`` or ``crash``); the tournament goes on. A game still going
+    after ``max_plies`` plies is a draw (``adjudication``).
     """
     state = State.replay(variant, spec.opening, ply_cap=ply_cap)
     players = (x, o)
     rngs = (game_rng(seed, spec.number, Mark.X), game_rng(seed, spec.number, Mark.O))
     used = [0.0, 0.0]
     while not state.is_over:
+        if max_plies is not None and len(state.moves) >= max_plies:
+            return PlayedGame(spec, "1/2-1/2", "adjudication", state.moves, _ms(used))
         mover = state.to_move
         began = time.perf_counter()
         try:
@@ -76,16 +64,16 @@ def play_game(
         finally:
             used[mover] += time.perf_counter() - began
     assert state.outcome is not None
-    return GameRecord(spec, state.outcome.result, str(state.outcome.termination), state.moves, _ms(used))
+    return PlayedGame(spec, state.outcome.result, str(state.outcome.termination), state.moves, _ms(used))
 
 
 def _ms(used: list[float]) -> tuple[int, int]:
     return (round(used[0] * 1000), round(used[1] * 1000))
 
 
-def _forfeit(spec: GameSpec, state: State, loser: Mark, reason: str, used: list[float]) -> GameRecord:
+def _forfeit(spec: GameSpec, state: State, loser: Mark, reason: str, used: list[float]) -> PlayedGame:
     result = "0-1" if loser is Mark.X else "1-0"
-    return GameRecord(spec, result, reason, state.moves, _ms(used))
+    return PlayedGame(spec, result, reason, state.moves, _ms(used))
 
 
 def play_match(
@@ -93,8 +81,8 @@ def play_match(
     strategies: Mapping[str, Strategy],
     seed: int = 0,
     ply_cap: int | None = None,
-    on_game: Callable[[GameRecord, Director], None] | None = None,
-    done_records: Sequence[GameRecord] = (),
+    on_game: Callable[[PlayedGame, Director], None] | None = None,
+    done_records: Sequence[PlayedGame] = (),
 ) -> Director:
     """Play ``config`` with ``strategies`` (one per player name) and return the finished director.
 
@@ -115,7 +103,8 @@ def play_match(
         director.start()
     while director.running:
         spec = director.running[min(director.running)]
-        record = play_game(spec, config.variant, strategies[spec.x], strategies[spec.o], seed, ply_cap)
+        x, o = strategies[spec.x], strategies[spec.o]
+        record = play_game(spec, config.variant, x, o, seed, ply_cap, config.max_plies)
         director.finished(spec.number, record.result, record.reason, record.moves, record.time_ms)
         if on_game is not None:
             on_game(director.records[-1], director)

@@ -115,12 +115,19 @@ def expand(
     openings: Sequence[Opening] = ((),),
     first_number: int = 1,
     interleave: bool = True,
+    first_pairing: int = 0,
+    colours: str = "swap",
 ) -> list[GameSpec]:
     """The games of ``pairings``: ``games_per_pair // 2`` colour-swapped pairs each.
 
-    Pair ``j`` of every pairing starts from ``openings[j % len(openings)]``. With
-    ``interleave`` the games are ordered pair index first, so the first games
-    started cover every pairing (live standings mean something early).
+    Pair ``j`` of the ``k``-th pairing of the tournament (``first_pairing`` counts the
+    pairings scheduled before these) starts from ``openings[(k + j) % len(openings)]``:
+    each opening is played as a colour-swapped pair, a pairing with as many pairs as
+    openings plays each once, and with fewer pairs the suite still goes round from
+    pairing to pairing. With ``interleave`` the games are ordered pair index first, so
+    the first games started cover every pairing (live standings mean something early).
+    ``colours`` (`pair_colours`): ``swap`` (each pair: first X, then second X),
+    ``reverse`` (second X, then first X) or ``noswap`` (first X in both games).
     """
     check_games_per_pair(games_per_pair)
     if not openings:
@@ -134,11 +141,25 @@ def expand(
     number = first_number
     for j, k in order:
         p = listed[k]
-        opening = tuple(openings[j % len(openings)])
-        for x, o in ((p.first, p.second), (p.second, p.first)):
+        opening = tuple(openings[(first_pairing + k + j) % len(openings)])
+        for x, o in pair_colours(p.first, p.second, colours):
             games.append(GameSpec(number, p.round, j, x, o, opening))
             number += 1
     return games
+
+
+COLOURS = ("swap", "reverse", "noswap")
+
+
+def pair_colours(first: str, second: str, colours: str = "swap") -> tuple[tuple[str, str], tuple[str, str]]:
+    """The (X, O) of the two games of a pair: cutechess-cli's default, ``-reverse``, ``-noswap``."""
+    if colours == "reverse":
+        return (second, first), (first, second)
+    if colours == "noswap":
+        return (first, second), (first, second)
+    if colours != "swap":
+        raise TournamentError(f"colours are one of {', '.join(COLOURS)}, not {colours!r}")
+    return (first, second), (second, first)
 
 
 def swiss_round(
@@ -147,8 +168,13 @@ def swiss_round(
     byes: Mapping[str, int],
     round_number: int,
     first_counts: Mapping[str, int] | None = None,
+    met_counts: Mapping[tuple[str, str], int] | None = None,
 ) -> tuple[list[Pairing], str | None]:
     """One Swiss round: neighbours in ``ranking`` meet unless they met before.
+
+    When no pairing without a repeat exists (a score group that has met all round, or
+    more rounds than a round-robin), pairings met once may meet again, then those met
+    twice, and so on: the fewest repeats first, neighbours first among them.
 
     Args:
         ranking: players best first (by points so far, then seed).
@@ -157,30 +183,33 @@ def swiss_round(
             lowest-ranked player with the fewest.
         first_counts: how often each player was "first" (X in the first game of a
             pair); the one with fewer goes first, to keep colours even.
+        met_counts: how often each pair (both orders) met; default once for each in ``met``.
 
     Returns:
         The pairings and the player with the bye (or None).
 
-    Raises:
-        TournamentError: no pairing without a repeat exists (too many rounds).
     """
     check_players(ranking)
     firsts = first_counts or {}
+    counts = met_counts if met_counts is not None else {(a, b): 1 for a in met for b in met[a]}
     candidates: list[str | None] = [None]
     if len(ranking) % 2:
         # sorted is stable: among equal bye counts, the lowest-ranked comes first
         by_byes: list[str] = sorted(reversed(ranking), key=lambda p: byes.get(p, 0))
         candidates = list(by_byes)
-    for bye in candidates:
-        pool = [p for p in ranking if p != bye]
-        matched = _match(pool, met)
-        if matched is not None:
-            pairings = []
-            for a, b in matched:
-                first, second = (b, a) if firsts.get(b, 0) < firsts.get(a, 0) else (a, b)
-                pairings.append(Pairing(round_number, first, second))
-            return pairings, bye
-    raise TournamentError(f"no Swiss pairing for round {round_number} without a repeat pairing")
+    most = max(counts.values(), default=0)
+    for limit in range(1, most + 2):  # limit: pairs met this often or more may not meet
+        barred = {p: {q for q in ranking if counts.get((p, q), 0) >= limit} for p in ranking}
+        for bye in candidates:
+            pool = [p for p in ranking if p != bye]
+            matched = _match(pool, barred)
+            if matched is not None:
+                pairings = []
+                for a, b in matched:
+                    first, second = (b, a) if firsts.get(b, 0) < firsts.get(a, 0) else (a, b)
+                    pairings.append(Pairing(round_number, first, second))
+                return pairings, bye
+    raise AssertionError("with no pair barred, any pool pairs")  # pragma: no cover
 
 
 def _match(pool: list[str], met: Mapping[str, set[str]]) -> list[tuple[str, str]] | None:
@@ -245,6 +274,35 @@ def _collect(state: State, depth: int, moves: Opening, found: dict[int, Opening]
         return
     for cell in state.legal_moves():
         _collect(state.play(cell), depth - 1, (*moves, cell), found)
+
+
+def read_opening_file(
+    text: str, variant: str, *, order: str = "sequential", start: int = 1, plies: int | None = None,
+    seed: int = 0,
+) -> list[Opening]:  # fmt: skip
+    """An opening suite from a file's text: one move list a line (cells separated by
+    commas or spaces; ``#`` starts a comment), as cutechess-cli's ``-openings``.
+
+    Args:
+        order: ``sequential`` (file order, from line ``start``) or ``random`` (shuffled
+            by ``seed``, after ``start``).
+        start: the 1-based line of the first opening (counting opening lines only).
+        plies: keep at most this many moves of each line.
+    """
+    import random
+
+    lines = [line.split("#", 1)[0].replace(",", " ").split() for line in text.splitlines()]
+    chunks = [",".join(words[:plies] if plies is not None else words) for words in lines if words]
+    if plies is not None and plies < 1:
+        raise TournamentError(f"--opening-plies must be at least 1, not {plies}")
+    if start < 1 or start > len(chunks):
+        raise TournamentError(f"--opening-start {start}: the file holds {len(chunks)} openings")
+    suite = parse_openings(" ".join(chunks[start - 1 :]), variant)
+    if order == "random":
+        random.Random(f"ttt-arena/openings/{seed}").shuffle(suite)
+    elif order != "sequential":
+        raise TournamentError(f"--opening-order is sequential or random, not {order!r}")
+    return suite
 
 
 def parse_openings(text: str, variant: str) -> list[Opening]:

@@ -15,11 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from bots.tournament.director import Director
-from bots.tournament.standings import Standings
+from bots.tournament.pgn import games_pgn
+from bots.tournament.standings import PlayedGame, Standings
+from bots.tournament.stats import EloEstimate, Trinomial, elo_estimate
 
 
 def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = None) -> list[Path]:
-    """Write the four files into ``out`` (created if missing); returns their paths."""
+    """Write the five files into ``out`` (created if missing); returns their paths.
+
+    ``games.pgn`` takes its Date, Site and TimeControl from ``meta`` (``date``,
+    ``site``, ``settings.move_ms``)."""
     paths = write_standings(out, director, standings_summary(director, meta, status="finished"))
     c = director.config
     paths.append(out / "games.jsonl")
@@ -27,7 +32,18 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
         for record in sorted(director.records, key=lambda r: r.spec.number):
             f.write(json.dumps({"variant": c.variant, **record.to_json()}) + "\n")
     paths.append(out / "crosstable.svg")
-    paths[3].write_text(crosstable_svg(director.standings), encoding="utf-8")
+    title = f"{c.variant} {c.format}: {len(director.records)} games"
+    paths[3].write_text(crosstable_svg(director.standings, title), encoding="utf-8")
+    paths.append(out / "games.pgn")
+    m = meta or {}
+    pgn = games_pgn(
+        director.records,
+        c.variant,
+        site=m.get("site", "?"),
+        date=m.get("date", "????.??.??"),
+        move_ms=m.get("settings", {}).get("move_ms"),
+    )
+    paths[4].write_text(pgn, encoding="utf-8")
     return paths
 
 
@@ -39,9 +55,25 @@ def write_standings(out: Path, director: Director, summary: dict[str, Any]) -> l
     paths = [out / "standings.json", out / "crosstable.csv"]
     _replace(paths[0], json.dumps(summary, indent=2) + "\n")
     buffer = io.StringIO()
-    csv.writer(buffer).writerows(director.standings.crosstable_rows())
+    rows = [[spreadsheet_safe(cell) for cell in row] for row in director.standings.crosstable_rows()]
+    csv.writer(buffer).writerows(rows)
     _replace(paths[1], buffer.getvalue())
     return paths
+
+
+#: What a spreadsheet reads as the start of a formula (CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """``cell``, with a ``'`` in front if a spreadsheet would run it as a formula (OWASP's
+    advice for CSV files); numbers stay numbers."""
+    if cell.startswith(_FORMULA_STARTS):
+        try:
+            float(cell)
+        except ValueError:
+            return "'" + cell
+    return cell
 
 
 def standings_summary(
@@ -61,6 +93,8 @@ def standings_summary(
     }
     if director.ended_early:
         summary["ended_early"] = director.ended_early
+    if director.bracket is not None:
+        summary["knockout"] = director.bracket.to_json()
     if director.sprt_status is not None and c.sprt is not None:
         s = director.sprt_status
         summary["sprt"] = {
@@ -72,6 +106,9 @@ def standings_summary(
             "lower": s.lower,
             "upper": s.upper,
             "decision": str(s.decision),
+            "model": c.sprt.model,
+            "decided_after_games": director.sprt_decided_at,
+            "called_off": [g.number for g in director.called_off],
         }
     return summary
 
@@ -83,55 +120,117 @@ def _replace(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def crosstable_svg(standings: Standings) -> str:
-    """The crosstable as an SVG picture: each cell shaded from red (lost all) to green (won all)."""
+def crosstable_svg(standings: Standings, title: str = "crosstable") -> str:
+    """The crosstable as an SVG picture: a title; each cell the row player's points out of
+    the games against the column player, shaded on a colour-blind-safe scale from
+    orange (lost all) through white (even) to blue (won all), with a legend; then points,
+    games, W/D/L, byes, and the Elo against the field with its 95% bar (cutechess's
+    formula over the player's games). Names are written whole: the name column is as
+    wide as the longest, and the column headers are slanted."""
     rows = standings.crosstable_rows()
     names = rows[0][1:-2]
-    cell, name_w, pad = 64, 140, 10
-    width = name_w + cell * (len(names) + 2) + 2 * pad
-    height = cell // 2 * (len(names) + 1) + 2 * pad
-    h = cell // 2
+    char = 8  # px a monospace character takes at font-size 13
+    cell, pad, h = 56, 10, 28
+    name_w = char * max([len(n) for n in names] + [6]) + 12
+    head_h = char * max([len(n) for n in names] + [6]) * 3 // 4 + 20
+    extra = [("points", 56), ("games", 56), ("W/D/L", 88), ("byes", 48), ("Elo", 136)]
+    table_w = name_w + cell * len(names) + sum(w for _, w in extra)
+    width = table_w + 2 * pad
+    top = pad + 24 + head_h
+    height = top + h * len(names) + 60
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'font-family="monospace" font-size="13">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{pad}" y="{pad + 16}" font-size="16" font-weight="bold">{escape(title)}</text>',
     ]
-    headers = [*names, "points", "games"]
-    for j, title in enumerate(headers):
+    # headers: player names slanted, so long names never run into each other
+    for j, name in enumerate(names):
         x = pad + name_w + j * cell + cell // 2
-        parts.append(f'<text x="{x}" y="{pad + h - 10}" text-anchor="middle">{escape(title[:8])}</text>')
+        y = top - 6
+        parts.append(f'<text x="{x}" y="{y}" transform="rotate(-45 {x} {y})">{escape(name)}</text>')
+    x = pad + name_w + cell * len(names)
+    for label, w in extra:
+        parts.append(f'<text x="{x + w // 2}" y="{top - 6}" text-anchor="middle">{label}</text>')
+        x += w
     for i, row in enumerate(rows[1:]):
-        y = pad + (i + 1) * h
-        parts.append(f'<text x="{pad}" y="{y + h - 10}">{escape(row[0][:18])}</text>')
-        for j, text in enumerate(row[1:]):
+        name, y = row[0], top + i * h
+        record = standings.rows[name]
+        parts.append(f'<text x="{pad}" y="{y + h - 9}">{escape(name)}</text>')
+        for j, text in enumerate(row[1 : 1 + len(names)]):
             x = pad + name_w + j * cell
-            fill = "#eeeeee"
-            if j < len(names) and text:
+            if names[j] == name:
+                fill = "#bbbbbb"
+            elif text:
                 points, games = (float(v) for v in text.split("/"))
-                share = points / games if games else 0.5
-                fill = f"rgb({round(230 - 130 * share)},{round(100 + 130 * share)},110)"
-            elif j < len(names):
-                fill = "#cccccc" if names[j] == row[0] else "#f8f8f8"
+                fill = _shade(points / games if games else 0.5)
+            else:
+                fill = "#f4f4f4"
             parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{h}" fill="{fill}" stroke="#888"/>')
             parts.append(
-                f'<text x="{x + cell // 2}" y="{y + h - 10}" text-anchor="middle">{escape(text)}</text>'
+                f'<text x="{x + cell // 2}" y="{y + h - 9}" text-anchor="middle">{escape(text)}</text>'
             )
+        estimate = elo_estimate(Trinomial(record.wins, record.draws, record.losses))
+        cells = [
+            row[-2],
+            row[-1],
+            f"{record.wins}/{record.draws}/{record.losses}",
+            str(record.byes),
+            _elo(estimate),
+        ]
+        x = pad + name_w + cell * len(names)
+        for (_, w), text in zip(extra, cells, strict=True):
+            parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#f8f8f8" stroke="#888"/>')
+            parts.append(f'<text x="{x + w // 2}" y="{y + h - 9}" text-anchor="middle">{escape(text)}</text>')
+            x += w
+    # legend: the colour scale, with what its ends and middle mean
+    y = top + h * len(names) + 16
+    steps = 10
+    for k in range(steps + 1):
+        x, fill = pad + 120 + 16 * k, _shade(k / steps)
+        parts.append(f'<rect x="{x}" y="{y}" width="16" height="14" fill="{fill}" stroke="#888"/>')
+    parts.append(f'<text x="{pad}" y="{y + 12}">score vs them:</text>')
+    parts.append(f'<text x="{pad + 120}" y="{y + 30}">lost all</text>')
+    parts.append(f'<text x="{pad + 120 + 8 * steps}" y="{y + 30}" text-anchor="middle">even</text>')
+    parts.append(f'<text x="{pad + 136 + 16 * steps}" y="{y + 30}" text-anchor="end">won all</text>')
+    parts.append(
+        f'<text x="{pad + 160 + 16 * steps}" y="{y + 12}">Elo: vs the field, ± 95%; grey: no game</text>'
+    )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _shade(share: float) -> str:
+    """Orange (0) through white (1/2) to blue (1): readable, and safe for red-green blindness."""
+    low, mid, high = (230, 97, 1), (255, 255, 255), (33, 102, 172)
+    a, b, t = (low, mid, share * 2) if share < 0.5 else (mid, high, share * 2 - 1)
+    r, g, bl = (round(x + (y - x) * t) for x, y in zip(a, b, strict=True))
+    return f"rgb({r},{g},{bl})"
+
+
+def _elo(estimate: EloEstimate) -> str:
+    if estimate.games == 0:
+        return "n/a"
+    text = str(estimate).split(",")[0].removeprefix("Elo difference: ")
+    return text.replace(" +/- ", " ± ").replace("unbounded", "∞")
 
 
 def standings_table(director: Director) -> Any:
     """A rich `Table` of the standings so far (imported lazily: rich is only for terminals)."""
     from rich.table import Table
+    from rich.text import Text
 
     s = director.standings
-    table = Table(title=f"{director.config.variant} {director.config.format}: {len(director.records)} games")
+    table = Table(
+        title=f"{director.config.variant} {director.config.format}: {len(director.records)} games",
+        caption=sprt_line(director),  # the live LLR and its bounds
+    )
     for title in ("#", "player", "points", "games", "W", "D", "L", "X/O", "forfeits"):
         table.add_column(title, justify="left" if title == "player" else "right")
     for rank, row in enumerate(s.ranked(), 1):
         table.add_row(
             str(rank),
-            row.name,
+            Text(row.name),  # a name is text, never markup
             f"{row.points:g}",
             str(row.games),
             str(row.wins),
@@ -143,15 +242,35 @@ def standings_table(director: Director) -> Any:
     return table
 
 
+def game_line(record: PlayedGame, finished: int) -> str:
+    """One finished game as cutechess-cli prints it: ``Finished game 3 (a vs b): 1-0 {line}``."""
+    s = record.spec
+    return f"Finished game {s.number} ({s.x} vs {s.o}): {record.result} {{{record.reason}}} [{finished} done]"
+
+
 def matchup_lines(director: Director) -> list[str]:
-    """One line per matchup: Elo difference with its 95% bar, LOS and draw ratio."""
+    """One line per matchup: Elo difference with its 95% bar, LOS and draw ratio (plain
+    text: print it with markup off)."""
     players = director.config.players
     lines = []
     for i, a in enumerate(players):
         for b in players[i + 1 :]:
             if (a, b) in director.standings.cross:
-                lines.append(f"{a} vs {b}: {director.standings.estimate(a, b)}")
-    if director.sprt_status is not None:
-        s = director.sprt_status
-        lines.append(f"SPRT: llr {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}): {s.decision}")
+                model = director.standings.model(a, b)
+                lines.append(f"{a} vs {b}: {director.standings.estimate(a, b)} ({model})")
+    sprt = sprt_line(director)
+    if sprt is not None:
+        lines.append(sprt)
     return lines
+
+
+def sprt_line(director: Director) -> str | None:
+    """The SPRT so far: model, bounds in Elo, LLR and its bounds, the decision (None: no SPRT)."""
+    if director.sprt_status is None or director.config.sprt is None:
+        return None
+    s, t = director.sprt_status, director.config.sprt
+    decided = "" if director.sprt_decided_at is None else f" after {director.sprt_decided_at} games"
+    return (
+        f"SPRT ({t.elo0:g}, {t.elo1:g}) {t.model}: llr {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}): "
+        f"{s.decision}{decided}"
+    )

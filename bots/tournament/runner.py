@@ -5,7 +5,8 @@ temporary folder). It starts one ``ttt bot --control`` process per entry and
 carries out the `Director`'s schedule: for each game it tells O's process to
 expect the challenge and X's process to send it, then waits for either one to
 report the end. A bot process that exits loses its running games at once
-(reason ``abandoned``) and every later one; the tournament goes on. Given the
+(reason ``abandoned``) and every later one, unless ``recover`` starts it again (then
+only its running games are lost); the tournament goes on. Given the
 games already played (``done_records``), it continues an interrupted tournament.
 """
 
@@ -25,9 +26,53 @@ from typing import Any
 
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
-from bots.tournament.standings import GameRecord
+from bots.tournament.standings import PlayedGame
 
 TTT = [sys.executable, "-m", "protocol.cli"]
+#: Seconds to wait for the second bot's report of a game (its thinking time) once the
+#: first has come; past that the game is recorded with the time known.
+REPORT_WAIT_S = 2.0
+#: Restarts of one bot process at most, with ``recover``.
+MAX_RESTARTS = 10
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the child sent SIGTERM when this process dies, even by
+    ``kill -9`` (Linux ``PR_SET_PDEATHSIG``); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    import signal
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return preexec
+
+
+#: Waits for its stdin to close (the runner ended, however it ended), then for the server
+#: (pid argv[2]) to go, then removes the temporary folder (argv[1]).
+_REAPER = """
+import os, shutil, sys, time
+sys.stdin.buffer.read()
+pid, end = int(sys.argv[2]), time.monotonic() + 30
+while pid and time.monotonic() < end:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        os.kill(pid, 0)
+    except (OSError, IndexError):
+        break
+    time.sleep(0.1)
+shutil.rmtree(sys.argv[1], ignore_errors=True)
+"""
 #: A game whose challenge was lost (server restart, bot reconnecting) is started again
 #: every `RETRY_S` seconds, at most `RETRIES` times, before it is recorded as not played.
 RETRY_S = 0.5
@@ -35,17 +80,20 @@ RETRIES = 60
 
 
 async def start_server(
-    db: str, *args: str, port: int = 0, timeout: float = 60.0
+    db: str, *args: str, port: int = 0, timeout: float = 60.0, house_bots: str | None = "none"
 ) -> tuple[asyncio.subprocess.Process, str]:
     """Start ``ttt serve`` on ``port`` (0: one the system picks, so no race for a free
     port; a fixed one to start a killed server again where its clients look); its URL.
+    ``house_bots`` is its ``--house-bots`` (None: its default, the house bots).
 
     The server names its URL on stderr once it listens; the rest of its log is
     dropped (printed with ``TTT_DEBUG`` set).
     """
     process = await asyncio.create_subprocess_exec(
-        *TTT, "serve", "--host", "127.0.0.1", "--port", str(port), "--db", db, *args,
+        *TTT, "serve", "--host", "127.0.0.1", "--port", str(port), "--db", db,
+        *(("--house-bots", house_bots) if house_bots is not None else ()), *args,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        preexec_fn=_die_with_parent(),
     )  # fmt: skip
     assert process.stderr is not None
     try:
@@ -90,12 +138,14 @@ async def spawn_bot(
 ) -> asyncio.subprocess.Process:
     """Start one ``ttt bot`` process playing ``strategy`` as ``name`` on the server at ``url``.
 
-    For ``ttt serve --house-bots``: each house bot is such a process. With ``control`` its
-    stdin and stdout are pipes for a runner (pass ``--control`` in ``extra`` too).
+    With ``control`` its stdin and stdout are pipes for a runner (pass ``--control`` in
+    ``extra`` too). It is sent SIGTERM (it resigns and leaves) if this process dies.
     """
     args = [*TTT, "bot", "--server", url, "--strategy", strategy, "--name", name, *extra]
     pipe = asyncio.subprocess.PIPE if control else asyncio.subprocess.DEVNULL
-    return await asyncio.create_subprocess_exec(*args, stdin=pipe, stdout=pipe, limit=2**20)
+    return await asyncio.create_subprocess_exec(
+        *args, stdin=pipe, stdout=pipe, limit=2**20, preexec_fn=_die_with_parent()
+    )
 
 
 @dataclass
@@ -104,6 +154,8 @@ class BotProcess:
     strategy: str
     process: asyncio.subprocess.Process
     alive: bool = True
+    #: Started again after a crash (``recover``), not ready yet: its games wait.
+    restarting: bool = False
 
 
 @dataclass
@@ -123,19 +175,32 @@ class NetworkRunner:
     server: str | None = None
     move_ms: int | None = 5000
     bot_args: tuple[str, ...] = ()
+    #: Extra ``ttt bot`` flags of one entry (``--bot name=...,noise=...``), by name.
+    entry_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     server_args: tuple[str, ...] = ()
-    on_game: Callable[[GameRecord, Director], None] | None = None
+    on_game: Callable[[PlayedGame, Director], None] | None = None
     start_timeout: float = 60.0
+    #: Start a bot process again when it dies (cutechess-cli's ``-recover``): it loses only
+    #: the games it was playing.
+    recover: bool = False
     #: Games already played (from a saved ``games.jsonl``): the tournament continues after them.
-    done_records: Sequence[GameRecord] = ()
+    done_records: Sequence[PlayedGame] = ()
     director: Director = field(init=False)
     bots: dict[str, BotProcess] = field(init=False, default_factory=dict)
     url: str = field(init=False, default="")
     _server: asyncio.subprocess.Process | None = field(init=False, default=None)
+    _reaper: asyncio.subprocess.Process | None = field(init=False, default=None)
+    #: Restarts of each bot process (``recover``).
+    restarts: dict[str, int] = field(init=False, default_factory=dict)
+    #: Games waiting for a restarted bot to be ready.
+    _deferred: list[GameSpec] = field(init=False, default_factory=list)
+    #: Games whose end one bot has reported, waiting for the other's thinking time.
+    _ended: dict[int, dict[str, Any]] = field(init=False, default_factory=dict)
     _events: asyncio.Queue[tuple[str, dict[str, Any]]] = field(init=False, default_factory=asyncio.Queue)
     _times: dict[int, dict[str, int]] = field(init=False, default_factory=dict)
     _tmp: tempfile.TemporaryDirectory[str] | None = field(init=False, default=None)
     _readers: list[asyncio.Task[None]] = field(init=False, default_factory=list)
+    _timers: set[asyncio.Task[None]] = field(init=False, default_factory=set)
     _first: list[GameSpec] = field(init=False, default_factory=list)
     #: Times each game was started again (`_retry`), by number.
     _tries: dict[int, int] = field(init=False, default_factory=dict)
@@ -154,34 +219,50 @@ class NetworkRunner:
     async def run(self) -> Director:
         """Play the whole tournament; the processes this started are stopped on the way out."""
         try:
+            self._tmp = tempfile.TemporaryDirectory(prefix="ttt-tournament-")
             self.url = self.server or await self._start_server()
+            # the reaper removes the folder however this process ends (after the server)
+            pid = self._server.pid if self._server is not None else 0
+            self._reaper = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _REAPER, self._tmp.name, str(pid),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
             await self._start_bots()
             began = asyncio.get_running_loop().time()
             await self._play()
             self.play_seconds = asyncio.get_running_loop().time() - began
         finally:
             await self.close()
-        self._merge_times()
         return self.director
 
     # --- processes -----------------------------------------------------------------
 
     async def _start_server(self) -> str:
-        self._tmp = tempfile.TemporaryDirectory(prefix="ttt-tournament-")
+        """An embedded server (it dies with this process: PR_SET_PDEATHSIG)."""
+        assert self._tmp is not None
         db = os.path.join(self._tmp.name, "arena.db")
-        # bots send many moves a second on one connection: lift the per-connection rate limit
-        fast = ("--rate", "100000", "--burst", "100000", "--sync", "NORMAL", *self.server_args)
+        # bots send many moves a second on one connection, all from this machine's address:
+        # lift the per-connection and per-address limits of this private server
+        lifted = ("--rate", "100000", "--burst", "100000", "--ip-rate", "1000000", "--ip-burst", "1000000")
+        fast = (*lifted, "--sync", "NORMAL", *self.server_args)
         self._server, url = await start_server(db, *fast, timeout=self.start_timeout)
         return url
 
+    async def _spawn(self, name: str) -> BotProcess:
+        entrants = ",".join(self.config.players)
+        extra = ["--seed", str(self.seed), "--max-games", "1000", "--control", "--entrants", entrants]
+        if self._tmp is not None:  # a restarted bot comes back as the same player
+            token = f"bot-{self.config.players.index(name)}.token"
+            extra += ["--token-file", os.path.join(self._tmp.name, token)]
+        extra += [*self.bot_args, *self.entry_args.get(name, ())]
+        process = await spawn_bot(self.url, self.entries[name], name, *extra, control=True)
+        bot = self.bots[name] = BotProcess(name, self.entries[name], process)
+        self._readers.append(asyncio.create_task(self._read(bot)))
+        return bot
+
     async def _start_bots(self) -> None:
         for name in self.config.players:
-            entrants = ",".join(self.config.players)
-            extra = ["--seed", str(self.seed), "--max-games", "1000", "--control", "--entrants", entrants]
-            extra += self.bot_args
-            process = await spawn_bot(self.url, self.entries[name], name, *extra, control=True)
-            self.bots[name] = BotProcess(name, self.entries[name], process)
-            self._readers.append(asyncio.create_task(self._read(self.bots[name])))
+            await self._spawn(name)
         ready: set[str] = set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.start_timeout
@@ -223,13 +304,18 @@ class NetworkRunner:
                     bot.process.stdin.close()
         for bot in self.bots.values():
             await _stop(bot.process)
-        for task in self._readers:
+        for task in [*self._readers, *self._timers]:
             task.cancel()
         if self._server is not None:
             await _stop(self._server, terminate_first=True)
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+        if self._reaper is not None:
+            if self._reaper.stdin is not None:
+                self._reaper.stdin.close()
+            await _stop(self._reaper)
+            self._reaper = None
 
     # --- the games ---------------------------------------------------------------------
 
@@ -240,6 +326,10 @@ class NetworkRunner:
             kind = event.get("event")
             if kind == "game_over":
                 await self._game_over(name, event)
+            elif kind == "report_due":
+                number = event.get("number")
+                if isinstance(number, int) and number in self._ended:
+                    await self._record_ended(number)
             elif kind in ("declined", "lost", "retry"):
                 number = event.get("number")
                 spec = self.director.running.get(number) if isinstance(number, int) else None
@@ -258,30 +348,86 @@ class NetworkRunner:
                     await self._launch(self._record_forfeit(spec, None, f"not played: {reason}"))
                 else:  # the challenged bot refused: it forfeits
                     await self._forfeit(spec, spec.o, "declined: " + reason)
+            elif kind == "ready" and self.bots[name].restarting:
+                await self._back(name)
             elif kind == "exit":
-                bot = self.bots[name]
-                bot.alive = False
-                for spec in sorted(self.director.running.values(), key=lambda g: g.number):
-                    if name in spec.players and spec.number in self.director.running:
-                        await self._forfeit(spec, name, "abandoned")
+                await self._exited(name)
+
+    async def _exited(self, name: str) -> None:
+        """A bot process ended: it loses its running games; with ``recover`` it is started
+        again (at most `MAX_RESTARTS` times) and its later games wait for it."""
+        bot = self.bots[name]
+        bot.alive = False
+        if self.recover and self.restarts.get(name, 0) < MAX_RESTARTS:
+            self.restarts[name] = self.restarts.get(name, 0) + 1
+            bot = await self._spawn(name)
+            bot.alive, bot.restarting = False, True
+        running = self.director.running
+        for number in [n for n in self._ended if n in running and name in running[n].players]:
+            await self._record_ended(number)  # the game ended before the bot went
+        for spec in sorted(self.director.running.values(), key=lambda g: g.number):
+            if name in spec.players and spec.number in self.director.running and spec not in self._deferred:
+                await self._forfeit(spec, name, "abandoned")
+
+    async def _back(self, name: str) -> None:
+        """A restarted bot is ready: start the games that waited for it."""
+        bot = self.bots[name]
+        bot.alive, bot.restarting = True, False
+        waiting = [g for g in self._deferred if g.number in self.director.running]
+        self._deferred = []
+        await self._launch(waiting)
 
     async def _game_over(self, name: str, event: dict[str, Any]) -> None:
+        """A bot's report of a game's end, with its own thinking time. The game is recorded
+        once both bots have reported (so ``games.jsonl`` gets it whole), or the other bot
+        is gone, or `REPORT_WAIT_S` has passed."""
         number = event.get("number")
         if not isinstance(number, int):
             return
         mark = str(event.get("mark", "x"))
-        self._times.setdefault(number, {})[mark] = int(event.get("time_ms") or 0)
+        times = self._times.setdefault(number, {})
+        times[mark] = int(event.get("time_ms") or 0)
         spec = self.director.running.get(number)
         if spec is None:
-            return  # the other bot's report of the same game, or a game already forfeited
+            return  # a game already forfeited
         moves = [int(c) for c in event.get("moves", [])]
         if tuple(moves[: len(spec.opening)]) != spec.opening:
             return  # a report that cannot be this game (not its opening): the other bot's will come
+        self._ended.setdefault(number, event)
+        other = spec.o if mark == "x" else spec.x
+        if len(times) < 2 and self.bots[other].alive:
+            self._later(REPORT_WAIT_S, name, {"event": "report_due", "number": number})
+            return
+        await self._record_ended(number)
+
+    async def _record_ended(self, number: int) -> None:
+        event = self._ended.pop(number)
+        spec = self.director.running.get(number)
+        if spec is None:
+            return  # called off meanwhile (an SPRT that decided)
+        moves = [int(c) for c in event.get("moves", [])]
+        result, reason = str(event["result"]), str(event["reason"])
+        if reason == "aborted" and len(moves) == len(spec.opening):
+            # no first move in time (none, or only illegal ones): the side to move loses,
+            # as an illegal move loses in play_match
+            result = "0-1" if len(moves) % 2 == 0 else "1-0"
+        t = self._times.get(number, {})
         new = self.director.finished(
-            number, str(event["result"]), str(event["reason"]), moves, game_id=event.get("game")
+            number, result, reason, moves, (t.get("x", 0), t.get("o", 0)), game_id=event.get("game")
         )
         self._announce()
         await self._launch(new)
+
+    def _later(self, delay: float, name: str, event: dict[str, Any]) -> None:
+        """Put ``event`` (from ``name``) in the queue after ``delay`` seconds."""
+
+        async def later() -> None:
+            await asyncio.sleep(delay)
+            await self._events.put((name, event))
+
+        task = asyncio.create_task(later())
+        self._timers.add(task)
+        task.add_done_callback(self._timers.discard)
 
     async def _forfeit(self, spec: GameSpec, loser: str, reason: str) -> None:
         await self._launch(self._record_forfeit(spec, loser, reason))
@@ -292,12 +438,7 @@ class NetworkRunner:
         tries = self._tries[spec.number] = self._tries.get(spec.number, 0) + 1
         if tries > RETRIES:
             return False
-
-        async def later() -> None:
-            await asyncio.sleep(RETRY_S)
-            await self._events.put((spec.x, {"event": "retry", "number": spec.number}))
-
-        self._readers.append(asyncio.create_task(later()))
+        self._later(RETRY_S, spec.x, {"event": "retry", "number": spec.number})
         return True
 
     def _record_forfeit(self, spec: GameSpec, loser: str | None, reason: str) -> list[GameSpec]:
@@ -315,6 +456,9 @@ class NetworkRunner:
         while queue:
             spec = queue.pop(0)
             x, o = self.bots[spec.x], self.bots[spec.o]
+            if (x.restarting or o.restarting) and (x.alive or x.restarting) and (o.alive or o.restarting):
+                self._deferred.append(spec)  # a restarted bot is on its way back
+                continue
             if not x.alive or not o.alive:
                 queue += self._record_forfeit(spec, spec.x if not x.alive else spec.o, "abandoned")
                 continue
@@ -335,16 +479,6 @@ class NetworkRunner:
     def _announce(self) -> None:
         if self.on_game is not None:
             self.on_game(self.director.records[-1], self.director)
-
-    def _merge_times(self) -> None:
-        """Each bot reports its own thinking time; put both into the records."""
-        for i, record in enumerate(self.director.records):
-            t = self._times.get(record.spec.number, {})
-            if t:
-                time_ms = (t.get("x", record.time_ms[0]), t.get("o", record.time_ms[1]))
-                self.director.records[i] = GameRecord(
-                    record.spec, record.result, record.reason, record.moves, time_ms, record.game_id
-                )
 
 
 async def _stop(

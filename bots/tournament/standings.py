@@ -12,13 +12,13 @@ from typing import Any
 
 from bots.tournament.pairing import GameSpec
 from bots.tournament.stats import EloEstimate, Pentanomial, Trinomial, elo_estimate, pentanomial_estimate
-from protocol.rules import Cell
+from protocol.rules import Cell, points
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 
 @dataclass(frozen=True, slots=True)
-class GameRecord:
+class PlayedGame:
     """One finished game.
 
     Attributes:
@@ -45,7 +45,7 @@ class GameRecord:
 
     def points(self, player: str) -> float:
         """The points ``player`` scored in this game."""
-        x_points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[self.result]
+        x_points = points({"1-0": "x", "0-1": "o"}.get(self.result), "x")
         if player == self.spec.x:
             return x_points
         if player == self.spec.o:
@@ -69,7 +69,7 @@ class GameRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GameRecord:
+    def from_json(cls, data: dict[str, Any]) -> PlayedGame:
         spec = GameSpec(
             int(data["number"]),
             int(data["round"]),
@@ -143,7 +143,7 @@ class Standings:
         self.cross = {}
         self._pairs = {}
 
-    def add(self, record: GameRecord) -> None:
+    def add(self, record: PlayedGame) -> None:
         s = record.spec
         for me, them in ((s.x, s.o), (s.o, s.x)):
             points = record.points(me)
@@ -169,7 +169,7 @@ class Standings:
         row.byes += 1
         row.points += self.games_per_pair / 2
 
-    def extend(self, records: Iterable[GameRecord]) -> None:
+    def extend(self, records: Iterable[PlayedGame]) -> None:
         for r in records:
             self.add(r)
 
@@ -178,22 +178,42 @@ class Standings:
         order = {p: i for i, p in enumerate(self.players)}
         return sorted(self.rows.values(), key=lambda r: (-r.points, -r.wins, order[r.name]))
 
-    def pentanomial(self, a: str, b: str) -> Pentanomial:
-        """``a``'s counts of complete pairs against ``b``."""
-        pairs = [
+    def _complete_pairs(self, a: str, b: str) -> list[tuple[float, float]]:
+        return [
             (p[0], p[1])
             for (me, them, _, _), p in self._pairs.items()
             if (me, them) == (a, b) and len(p) == 2
         ]
-        return Pentanomial.from_pairs(pairs)
+
+    def pentanomial(self, a: str, b: str) -> Pentanomial:
+        """``a``'s counts of complete pairs against ``b``."""
+        return Pentanomial.from_pairs(self._complete_pairs(a, b))
+
+    def model(self, a: str, b: str) -> str:
+        """Which counts `estimate` uses for ``a`` against ``b``: ``pentanomial`` once a
+        colour-swapped pair is complete, else ``trinomial`` (game counts)."""
+        return "pentanomial" if self.pentanomial(a, b).pairs else "trinomial"
 
     def estimate(self, a: str, b: str) -> EloEstimate:
-        """Elo of ``a`` against ``b``: from pairs when every game is in a complete pair."""
-        counts = self.cross.get((a, b), Trinomial())
-        penta = self.pentanomial(a, b)
-        if penta.pairs and 2 * penta.pairs == counts.games:
-            return pentanomial_estimate(penta, draws=counts.draws)
-        return elo_estimate(counts)
+        """Elo of ``a`` against ``b``: from the complete pairs once there is one (a game
+        whose partner is still running, or was called off, waits outside), else from
+        the games. One model for a matchup, whatever order its games end in."""
+        pairs = self._complete_pairs(a, b)
+        if pairs:
+            draws = sum((x == 0.5) + (y == 0.5) for x, y in pairs)
+            return pentanomial_estimate(Pentanomial.from_pairs(pairs), draws=draws)
+        return elo_estimate(self.cross.get((a, b), Trinomial()))
+
+    def tie_breaks(self, player: str) -> tuple[float, float]:
+        """Buchholz (the sum of the opponents' points, each opponent once) and
+        Sonneborn-Berger (for each opponent, the points scored against it times its points)."""
+        points = {name: row.points for name, row in self.rows.items()}
+        buchholz = sonneborn_berger = 0.0
+        for (me, them), counts in self.cross.items():
+            if me == player:
+                buchholz += points[them]
+                sonneborn_berger += counts.points * points[them]
+        return buchholz, sonneborn_berger
 
     def total_points(self) -> float:
         return sum(r.points for r in self.rows.values())
@@ -213,10 +233,15 @@ class Standings:
                         "draws": counts.draws,
                         "losses": counts.losses,
                         "pentanomial": list(self.pentanomial(a, b).counts),
+                        "model": self.model(a, b),
                         **self.estimate(a, b).to_json(),
                     }
                 )
-        return {"standings": [r.to_json() for r in self.ranked()], "matchups": matchups}
+        standings = []
+        for row in self.ranked():
+            buchholz, sonneborn_berger = self.tie_breaks(row.name)
+            standings.append({**row.to_json(), "buchholz": buchholz, "sonneborn_berger": sonneborn_berger})
+        return {"standings": standings, "matchups": matchups}
 
     def crosstable_rows(self) -> list[list[str]]:
         """The crosstable as text cells: a header, then one row per player, best first."""

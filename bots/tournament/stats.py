@@ -154,10 +154,20 @@ class EloEstimate:
         }
 
     def __str__(self) -> str:
+        """cutechess-cli's line; a figure with no value says so (``n/a``; an error bar
+        whose interval reaches a score of 0 or 1 is ``unbounded``), and no ``-0.0``."""
+        error = "unbounded" if self.error95 == math.inf else _figure(self.error95)
         return (
-            f"Elo difference: {self.elo:.1f} +/- {self.error95:.1f}, "
-            f"LOS: {100 * self.los:.1f} %, DrawRatio: {100 * self.draw_ratio:.1f} %"
+            f"Elo difference: {_figure(self.elo)} +/- {error}, "
+            f"LOS: {_figure(100 * self.los)} %, DrawRatio: {_figure(100 * self.draw_ratio)} %"
         )
+
+
+def _figure(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
 
 
 def _error95(mu: float, standard_error: float) -> float:
@@ -279,23 +289,108 @@ def llr_normal_approx(elo0: float, elo1: float, counts: Sequence[int]) -> float:
     return total * (s1 - s0) * (2 * mu - s0 - s1) / variance / 2
 
 
+#: Normalized Elo per unit of t-value (fishtest, van den Bergh's "normalized Elo").
+_NELO_PER_T = 800.0 / math.log(10.0)
+
+
+def _solve_weights(phi: Sequence[float], pdf: list[tuple[float, float]]) -> float:
+    """The ``x`` with ``sum p_i phi_i / (1 + x phi_i) = 0`` (falling in ``x``; bisection)."""
+    low, high = -1.0 / max(phi), -1.0 / min(phi)
+    eps = 1e-12 * (high - low)
+    low, high = low + eps, high - eps
+    for _ in range(200):
+        mid = (low + high) / 2
+        if sum(p * f / (1.0 + mid * f) for (_, p), f in zip(pdf, phi, strict=True)) > 0:
+            low = mid
+        else:
+            high = mid
+        if high - low < 1e-15:
+            break
+    return (low + high) / 2
+
+
+def _mle_with_t(pdf: list[tuple[float, float]], t: float) -> list[float]:
+    """The probabilities closest in likelihood to ``pdf`` whose t-value ``(mu - 1/2) / sigma``
+    is ``t`` (van den Bergh, "Comments on normalized Elo", section 4.1): iterate from the
+    uniform distribution, each step solving for the weights with ``phi_i = a_i - 1/2 -
+    t sigma (1 + ((a_i - mu) / sigma)^2) / 2`` at the last estimate's mu and sigma."""
+    q = [1.0 / len(pdf)] * len(pdf)
+    for _ in range(1000):
+        mu = sum(a * p for (a, _), p in zip(pdf, q, strict=True))
+        sigma = math.sqrt(sum(p * (a - mu) ** 2 for (a, _), p in zip(pdf, q, strict=True)))
+        phi = [a - 0.5 - 0.5 * t * sigma * (1.0 + ((a - mu) / sigma) ** 2) for a, _ in pdf]
+        x = _solve_weights(phi, pdf)
+        new = [p / (1.0 + x * f) for (_, p), f in zip(pdf, phi, strict=True)]
+        done = max(abs(a - b) for a, b in zip(new, q, strict=True)) < 1e-12
+        q = new
+        if done:
+            break
+    return q
+
+
+def llr_normalized(elo0: float, elo1: float, counts: Sequence[int]) -> float:
+    """fastchess's ``normalized`` model (its default): the generalized LLR with the bounds
+    in normalized Elo, i.e. t-values ``elo / (800 / ln 10)`` (times sqrt 2 for pairs)."""
+    if len(counts) not in (3, 5) or any(c < 0 for c in counts):
+        raise ValueError(f"counts are 3 or 5 non-negative numbers, not {list(counts)!r}")
+    if sum(counts) == 0:
+        return 0.0
+    total, pdf = _pdf(counts)
+    scale = math.sqrt(2.0) if len(counts) == 5 else 1.0
+    q0 = _mle_with_t(pdf, scale * elo0 / _NELO_PER_T)
+    q1 = _mle_with_t(pdf, scale * elo1 / _NELO_PER_T)
+    return total * sum(p * (math.log(b) - math.log(a)) for (_, p), a, b in zip(pdf, q0, q1, strict=True))
+
+
+def _bayeselo_score(elo: float, drawelo: float) -> float:
+    win = 1.0 / (1.0 + math.pow(10.0, (drawelo - elo) / 400.0))
+    loss = 1.0 / (1.0 + math.pow(10.0, (drawelo + elo) / 400.0))
+    return win + (1.0 - win - loss) / 2
+
+
+def llr_bayesian(elo0: float, elo1: float, counts: Sequence[int]) -> float:
+    """fastchess's ``bayesian`` model (cutechess-cli's BayesElo scale): the bounds are
+    BayesElo, turned into expected scores with the draw Elo of the counts
+    (``200 log10((1 - L)/L (1 - W)/W)``), then the generalized LLR as `llr_logistic`.
+    Game counts only (losses, draws, wins); 0 until a game is won and one lost."""
+    if len(counts) != 3 or any(c < 0 for c in counts):
+        raise ValueError(f"the BayesElo model takes 3 game counts, not {list(counts)!r}")
+    if counts[0] == 0 or counts[2] == 0:
+        return 0.0
+    total, pdf = _pdf(counts)
+    loss, win = pdf[0][1], pdf[2][1]
+    drawelo = 200.0 * math.log10((1 - loss) / loss * (1 - win) / win)
+    q0 = _mle_with_mean(pdf, _bayeselo_score(elo0, drawelo))
+    q1 = _mle_with_mean(pdf, _bayeselo_score(elo1, drawelo))
+    return total * sum(p * (math.log(b) - math.log(a)) for (_, p), a, b in zip(pdf, q0, q1, strict=True))
+
+
+#: SPRT models by name: fishtest's logistic (our default), fastchess's normalized and bayesian.
+SPRT_MODELS = ("logistic", "normalized", "bayesian")
+
+
 @dataclass(frozen=True, slots=True)
 class Sprt:
     """A sequential probability ratio test of H0: elo = elo0 against H1: elo = elo1.
 
     alpha is the chance of accepting H1 when H0 holds, beta of accepting H0 when H1 holds.
+    ``model`` (`SPRT_MODELS`) says what the Elo bounds mean: logistic Elo, normalized Elo,
+    or BayesElo (``bayesian``, which counts games, not pairs).
     """
 
     elo0: float
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
+    model: str = "logistic"
 
     def __post_init__(self) -> None:
         if not (0 < self.alpha < 1 and 0 < self.beta < 1 and self.alpha + self.beta < 1):
             raise ValueError(f"need 0 < alpha, beta and alpha + beta < 1, not {self.alpha}, {self.beta}")
         if not self.elo0 < self.elo1:
             raise ValueError(f"need elo0 < elo1, not {self.elo0} >= {self.elo1}")
+        if self.model not in SPRT_MODELS:
+            raise ValueError(f"the SPRT model is one of {', '.join(SPRT_MODELS)}, not {self.model!r}")
 
     @property
     def lower(self) -> float:
@@ -307,7 +402,9 @@ class Sprt:
 
     def status(self, counts: Trinomial | Pentanomial) -> SprtStatus:
         """The LLR of ``counts`` so far and whether to stop."""
-        llr = llr_logistic(self.elo0, self.elo1, counts.ascending())
+        llr = {"logistic": llr_logistic, "normalized": llr_normalized, "bayesian": llr_bayesian}[self.model](
+            self.elo0, self.elo1, counts.ascending()
+        )
         if llr >= self.upper:
             decision = SprtDecision.ACCEPT_H1
         elif llr <= self.lower:

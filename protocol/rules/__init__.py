@@ -14,19 +14,22 @@ from protocol.errors import (
     RulesError,
     UnknownVariant,
 )
-from protocol.rules.state import Mark, Outcome, State, Termination
+from protocol.rules.state import Mark, Outcome, State, Termination, points
 from protocol.rules.variants import (
+    COLUMN_LETTERS,
     FEATURED,
     RULES_VERSION,
     VALID_FORMS,
     Cell,
     Symmetry,
     Variant,
+    cell_name,
     find_variant,
 )
 from protocol.rules.walk import reachable
 
 __all__ = [
+    "COLUMN_LETTERS",
     "FEATURED",
     "RULES_VERSION",
     "VALID_FORMS",
@@ -45,6 +48,8 @@ __all__ = [
     "Termination",
     "UnknownVariant",
     "Variant",
+    "cell_name",
     "find_variant",
+    "points",
     "reachable",
 ]

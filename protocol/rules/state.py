@@ -2,7 +2,7 @@
 
 Boards are two Python-int bitboards (bit ``c`` set = a mark on cell ``c``). In
 variants whose marks vanish (tactic-toe) each player's marks are also kept
-oldest first, since which mark leaves next is part of the position.
+oldest first, since the order in which they will leave is part of the position.
 """
 
 from __future__ import annotations
@@ -59,6 +59,15 @@ class Outcome:
         if self.winner is None:
             return "1/2-1/2"
         return "1-0" if self.winner is Mark.X else "0-1"
+
+    def points(self, mark: Mark) -> float:
+        """What ``mark`` scores: 1 for a win, 0.5 for a draw, 0 for a loss."""
+        return points(self.winner, mark)
+
+
+def points(winner: Mark | str | None, mark: Mark | str) -> float:
+    """What ``mark`` scores when ``winner`` won (None: a draw); marks or their names."""
+    return 0.5 if winner is None else float(winner == mark)
 
 
 _QUEUE_BITS = 4  # tactic-toe queues: each cell stored as cell+1 in 4 bits
@@ -246,8 +255,10 @@ class State:
     # --- keys and symmetry ----------------------------------------------------
 
     def key(self) -> int:
-        """A compact int naming the position: marks, their ages where marks vanish, and
-        the side to move. Ply, history and outcome are not part of it."""
+        """A compact int naming the position: the marks, the side to move and, where marks
+        vanish, each player's whole order of age (two positions whose marks differ only in
+        which of two younger marks leaves first are different positions). Ply, history
+        and outcome are not part of it; repetition compares these keys."""
         if self.variant.max_marks is not None:
             return _queue_key(self.queues, self.to_move)
         n = self.variant.cells

@@ -88,11 +88,32 @@ class Variant:
     def size(self) -> str:
         return f"{self.rows}x{self.cols}"
 
-    def row_col(self, cell: Cell) -> tuple[int, int]:
-        return divmod(cell, self.cols)
+    def cell_name(self, cell: Cell) -> str:
+        """``b2``-style name of ``cell``: column letter, row number from 1."""
+        return cell_name(cell, self.cols)
+
+    def cell_named(self, text: str) -> Cell | None:
+        """The cell named ``text`` (``h8``, ``a10``, ``:h8``) on this board, or None."""
+        text = text.strip().lower().lstrip(":")
+        if len(text) < 2 or text[0] not in COLUMN_LETTERS[: self.cols] or not text[1:].isdigit():
+            return None
+        row = int(text[1:]) - 1
+        if not 0 <= row < self.rows:
+            return None
+        return row * self.cols + COLUMN_LETTERS.index(text[0])
 
     def __repr__(self) -> str:
         return f"Variant({self.name!r})"
+
+
+#: Column names, left to right (boards are at most 15 wide).
+COLUMN_LETTERS = "abcdefghijklmno"
+
+
+def cell_name(cell: Cell, cols: int) -> str:
+    """``b2``-style name of ``cell`` on a board ``cols`` wide: column letter, row from 1."""
+    row, col = divmod(cell, cols)
+    return f"{COLUMN_LETTERS[col]}{row + 1}"
 
 
 def _bits(mask: int) -> Iterator[int]:

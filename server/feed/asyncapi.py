@@ -11,8 +11,8 @@ from pydantic import Field, TypeAdapter
 
 from protocol import __version__
 from protocol import messages as m
+from protocol.topics import PREFIX, ROUTES
 from server.bus import EventKind
-from server.feed.topics import PREFIX, ROUTES
 
 #: kind -> (payload schema source, what the channel carries).
 _PAYLOADS: dict[EventKind, tuple[Any, str]] = {

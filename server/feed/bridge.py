@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
@@ -22,10 +20,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from server.bus import EventBus, FeedEvent, Subscription
-from server.feed.outbox import Outbox
-from server.feed.relay import RemoteRooms
-from server.feed.topics import (
+from protocol.pacing import Backoff
+from protocol.topics import (
     PREFIX,
     BadTopicKey,
     encode,
@@ -34,6 +30,9 @@ from server.feed.topics import (
     publication_for,
     topic_for,
 )
+from server.bus import EventBus, FeedEvent, Subscription
+from server.feed.outbox import Outbox
+from server.feed.relay import RemoteRooms
 
 log = logging.getLogger("ttt.feed")
 
@@ -58,24 +57,6 @@ def origin_of(message: aiomqtt.Message) -> str | None:
         if name == ORIGIN:
             return str(value)
     return None
-
-
-@dataclass(slots=True)
-class Backoff:
-    """Reconnect delays: ``first``, doubling up to ``cap``, each with +-20 % jitter so that
-    many nodes do not hammer a broker that just came back all at the same instant."""
-
-    first: float = 0.25
-    cap: float = 10.0
-    rng: random.Random = field(default_factory=random.Random)
-    _current: float = 0.0
-
-    def next(self) -> float:
-        self._current = self.first if self._current == 0.0 else min(self.cap, self._current * 2)
-        return self._current * self.rng.uniform(0.8, 1.2)
-
-    def reset(self) -> None:
-        self._current = 0.0
 
 
 class Feed:
@@ -120,7 +101,7 @@ class Feed:
         self.prefix = prefix
         self.node_topic = topic_for("node", node_id, prefix)
         self.outbox = Outbox(max_events=max_events)
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or Backoff(0.25, 10.0)
         self.batch = batch
         self.remote = remote
         self.subscriptions = tuple(subscriptions) + tuple(remote.filters if remote else ())

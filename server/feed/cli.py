@@ -10,7 +10,8 @@ import sys
 import time
 from typing import Any, TextIO
 
-from server.feed.topics import PREFIX, FeedError, check_key, decode, parse_mqtt_url
+from protocol.pacing import Backoff
+from protocol.topics import PREFIX, FeedError, check_key, decode, parse_mqtt_url
 
 
 class BrokerUnreachable(FeedError):
@@ -74,7 +75,7 @@ async def watch(url: str, topics: list[str], count: int | None, as_json: bool, o
 
     address = parse_mqtt_url(url)
     printed = 0
-    delay = 0.25
+    backoff = Backoff(0.25, 10.0)
     first = True
     while True:
         try:
@@ -83,7 +84,8 @@ async def watch(url: str, topics: list[str], count: int | None, as_json: bool, o
             ) as client:
                 if not first:
                     print("ttt watch: reconnected", file=sys.stderr, flush=True)
-                first, delay = False, 0.25
+                first = False
+                backoff.reset()
                 for topic in topics:
                     await client.subscribe(topic, qos=1)
                 async for message in client.messages:
@@ -95,8 +97,8 @@ async def watch(url: str, topics: list[str], count: int | None, as_json: bool, o
         except aiomqtt.MqttError as exc:
             if first:
                 raise BrokerUnreachable(f"cannot reach the MQTT broker at {address}: {exc}") from None
+            delay = backoff.next()
             print(
                 f"ttt watch: lost the broker ({exc}); retrying in {delay:.1f} s", file=sys.stderr, flush=True
             )
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 10.0)

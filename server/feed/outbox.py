@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from server.feed.topics import Publication
+from protocol.topics import Publication
 
 
 @dataclass(slots=True)

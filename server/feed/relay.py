@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.rules import IllegalMove, Mark, State
-from server.feed.topics import PREFIX, decode, parse_topic
+from protocol.messages import MARK_NAMES
+from protocol.rules import IllegalMove, Mark, State, points
+from protocol.topics import PREFIX, decode, parse_topic
 
 log = logging.getLogger("ttt.feed")
 
@@ -38,11 +39,9 @@ NodeListener = Callable[[str, str | None], None]
 #: Told every event of every remote room: (room id, the event's JSON object).
 EventListener = Callable[[str, dict[str, Any]], None]
 
-_MARK = {Mark.X: "x", Mark.O: "o"}
-
 
 @dataclass(slots=True)
-class _Game:
+class _RemoteGame:
     """The current game of a remote room, folded from its events."""
 
     game: str
@@ -52,6 +51,8 @@ class _Game:
     state: State | None
     clocks: dict[str, Any]
     result: dict[str, Any] | None = None
+    #: As `GameStarted` said it, until the first move (it is not counted down here).
+    first_move_ms: int | None = None
 
     def snapshot(self) -> dict[str, Any] | None:
         state = self.state
@@ -63,12 +64,13 @@ class _Game:
             "x": self.x,
             "o": self.o,
             "moves": list(state.moves),
-            "board": [None if m is None else _MARK[m] for m in state.board()],
-            "to_move": _MARK[state.to_move],
+            "board": [None if m is None else MARK_NAMES[m] for m in state.board()],
+            "to_move": MARK_NAMES[state.to_move],
             "ply": state.ply,
-            "next_to_vanish": {_MARK[m]: state.next_to_vanish(m) for m in (Mark.X, Mark.O)},
+            "next_to_vanish": {MARK_NAMES[m]: state.next_to_vanish(m) for m in (Mark.X, Mark.O)},
             "clocks": self.clocks,
             "result": self.result,
+            "first_move_ms": self.first_move_ms,
         }
 
 
@@ -79,7 +81,7 @@ class _Room:
     seq: int = 0
     games: list[str] = field(default_factory=list)
     score: dict[str, float] = field(default_factory=dict)
-    game: _Game | None = None
+    game: _RemoteGame | None = None
     watchers: list[Send] = field(default_factory=list)
 
 
@@ -269,7 +271,8 @@ class RemoteRooms:
                 variant = ev["variant"]
                 cap = (room.summary or {}).get("ply_cap")
                 state = State.start(variant, ply_cap=cap if isinstance(cap, int) else None)
-                room.game = _Game(ev["game"], ev["number"], ev["x"], ev["o"], state, ev["clocks"])
+                room.game = _RemoteGame(ev["game"], ev["number"], ev["x"], ev["o"], state, ev["clocks"])
+                room.game.first_move_ms = ev.get("first_move_ms")
                 room.games.append(ev["game"])
             elif room.game is not None and ev.get("game") == room.game.game:
                 if kind == "moved" and room.game.state is not None:
@@ -278,8 +281,10 @@ class RemoteRooms:
                         raise ValueError(f"ply {ev['ply']} after {room.game.state.ply}")
                     room.game.state = state
                     room.game.clocks = ev["clocks"]
+                    room.game.first_move_ms = None
                 elif kind == "game_over":
                     room.game.result = ev["outcome"]
+                    room.game.first_move_ms = None
                     self._score(room, room.game, ev["outcome"])
         except (KeyError, TypeError, IllegalMove, ValueError) as exc:
             log.warning("feed: lost track of a remote game in room with seq %s: %s", ev.get("seq"), exc)
@@ -287,13 +292,12 @@ class RemoteRooms:
                 room.game.state = None
 
     @staticmethod
-    def _score(room: _Room, game: _Game, outcome: dict[str, Any]) -> None:
+    def _score(room: _Room, game: _RemoteGame, outcome: dict[str, Any]) -> None:
         winner = outcome.get("winner")
         if outcome.get("reason") == "aborted":
             return  # an aborted game scores nothing
         for mark, name in (("x", game.x), ("o", game.o)):
-            points = 0.5 if winner is None else float(winner == mark)
-            room.score[name] = room.score.get(name, 0.0) + points
+            room.score[name] = room.score.get(name, 0.0) + points(winner, mark)
 
     def _tell(self, room_id: str, summary: dict[str, Any] | None) -> None:
         for listener in list(self._listeners):

@@ -61,6 +61,7 @@ def stop_watching(conn: Any, room_id: str) -> bool:
     return True
 
 
-def watching(conn: Any) -> list[str]:
-    """The remote rooms ``conn`` watches."""
-    return sorted(_WATCHING.get(conn, {}))
+def stop_all(conn: Any) -> None:
+    """``conn`` is gone: stop relaying every remote room it watched."""
+    for unwatch in _WATCHING.pop(conn, {}).values():
+        unwatch()

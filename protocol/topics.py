@@ -1,5 +1,7 @@
-"""The feed's topic tree ``ttt/v1/...``, pure: which topic, QoS and retain flag each
-`FeedEvent` gets, how a received topic reads back as (kind, key), and the ``mqtt://`` URL.
+"""The MQTT feed's topic tree ``ttt/v1/...``, pure and shared by every party that publishes
+or reads it (the server's bridge, a tournament's standings, ``ttt watch``): which topic,
+QoS and retain flag each `FeedEvent` gets, how a received topic reads back as (kind, key),
+and the ``mqtt://`` URL.
 
 No I/O here; the bridge and the relay are the async shells around it.
 """
@@ -8,11 +10,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, Protocol
 from urllib.parse import unquote, urlsplit
 
 from protocol.errors import ArenaError
-from server.bus import EventKind, FeedEvent
+
+#: What an event is about; each kind has its topic.
+EventKind = Literal["node", "room_summary", "room_event", "game_result", "standings", "rating"]
+
+
+class FeedEvent(Protocol):
+    """What a publication is made from (the server's bus events are such)."""
+
+    @property
+    def kind(self) -> EventKind: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any] | None: ...
+
 
 #: Root of every topic; the version changes only when a payload changes incompatibly.
 PREFIX: Final = "ttt/v1"

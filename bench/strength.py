@@ -1,0 +1,150 @@
+"""How well `gomoku` plays 15x15k5, measured: nodes a second beside `minimax`'s, and a
+match against `minimax` at equal thinking time through `ttt tournament --in-process`.
+
+Run: .venv/bin/python bench/strength.py [--think-ms 500] [--openings 10] [--positions 12]
+                                         [--seed 1] [--skip-match] [--skip-nodes]
+
+Nodes a second: both strategies choose a move in the same seeded mid-game positions
+(random moves near the centre), each with ``--think-ms``; a node is a position the
+search enters, as `minimax` counts them (for `gomoku`: alpha-beta and threat-search
+positions; a leaf scored from its parent's gains without making the move counts too,
+being the same position with the same value). The baseline is `minimax` in the same
+run.
+
+The match: colour-swapped pairs (each opening once with each side first) from short
+openings around the centre, both strategies thinking ``--think-ms`` a move; the score
+and the Elo difference with its 95 % error come from the tournament's standings. The
+strategies are given to the tournament as ``module:attribute`` factories from this file
+(the think time travels in the environment variable ``TTT_STRENGTH_MS``).
+
+Not measured here: an outside gomoku AI as an engine (that needs the engine adapter
+from issue 18's other half).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+VARIANT = "15x15k5"
+#: Short openings around the centre (row 7, col 7 = cell 112); each is played twice,
+#: colours swapped, so what an opening gives the first player cancels out.
+OPENINGS = (
+    "112,113", "112,128", "112,127", "112,142", "112,98,113", "112,97,127",
+    "112,111,128", "112,114,98", "112,126,96", "112,143,128", "112,82,97", "112,113,127,98",
+)  # fmt: skip
+
+
+def gomoku() -> Any:
+    """The `gomoku` strategy at the bench's think time (a factory for `ttt tournament`)."""
+    import bots
+
+    return bots.strategy("gomoku", think_ms=int(os.environ.get("TTT_STRENGTH_MS", "500")))
+
+
+def minimax() -> Any:
+    """The `minimax` strategy at the bench's think time."""
+    import bots
+
+    return bots.strategy("minimax", think_ms=int(os.environ.get("TTT_STRENGTH_MS", "500")))
+
+
+def _positions(count: int, rng: random.Random) -> list[Any]:
+    from protocol.rules import State
+
+    out = []
+    while len(out) < count:
+        s = State.start(VARIANT, draw_rules=False)
+        for _ in range(rng.randrange(6, 16)):
+            near = [c for c in s.legal_moves() if abs(c // 15 - 7) <= 3 and abs(c % 15 - 7) <= 3]
+            s = s._play_unchecked(rng.choice(near))
+            if s.is_over:
+                break
+        if not s.is_over:
+            out.append(s)
+    return out
+
+
+def nodes_per_second(think_ms: int, count: int, seed: int) -> None:
+    import bots
+
+    positions = _positions(count, random.Random(seed))
+    rates = {}
+    for name in ("minimax", "gomoku"):
+        player = bots.strategy(name, think_ms=think_ms)
+        nodes, took = 0, 0.0
+        for i, s in enumerate(positions):
+            started = time.perf_counter()
+            player.choose(s, random.Random(i))
+            took += time.perf_counter() - started
+            nodes += player.nodes  # type: ignore[attr-defined]
+        rates[name] = nodes / took
+        print(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in {took:.2f} s, "
+              f"{rates[name]:.0f} nodes/s")  # fmt: skip
+    ratio = rates["gomoku"] / rates["minimax"]
+    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x")
+
+
+def _elo(score: float) -> float:
+    return -400 * math.log10(1 / score - 1)
+
+
+def match(think_ms: int, openings: int, seed: int) -> None:
+    here = Path(__file__).resolve().parent
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, TTT_STRENGTH_MS=str(think_ms))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(here), env.get("PYTHONPATH", "")) if p)
+        suite = " ".join(OPENINGS[:openings])
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "protocol.cli", "tournament", "--in-process", "--quiet",
+             "--variant", VARIANT, "--bots", "gomoku=strength:gomoku,minimax=strength:minimax",
+             "--games-per-pair", str(2 * openings), "--opening-moves", suite, "--seed", str(seed),
+             "--out", out],
+            check=True, env=env, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        took = time.perf_counter() - started
+        summary = json.loads((Path(out) / "standings.json").read_text())
+    m = next(x for x in summary["matchups"] if x["player"] == "gomoku")
+    games = m["games"]
+    record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
+    print(f"gomoku vs minimax, 15x15k5, {games} games ({openings} openings x 2 colours), {think_ms} ms "
+          f"a move each, {took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
+    if m["elo"] is not None and math.isfinite(m["elo"]):
+        print(f"Elo difference {m['elo']:+.0f} +/- {m['error95']:.0f} (95 %), LOS {100 * m['los']:.1f} %")
+    else:
+        # Every game won (or lost): the tournament's Elo is infinite. Quote the bound that
+        # the one-sided 95 % Clopper-Pearson bound on the score gives.
+        lower = 0.05 ** (1 / games)
+        side = ">" if m["score"] == 1 else "<"
+        bound = _elo(lower) if m["score"] == 1 else -_elo(lower)
+        print(f"Elo difference {side} {bound:+.0f} (95 % one-sided bound: a score of "
+              f"{100 * m['score']:.0f} % in {games} games)")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--think-ms", type=int, default=500, help="thinking time a move, both sides")
+    parser.add_argument("--openings", type=int, default=10, help=f"openings, at most {len(OPENINGS)}")
+    parser.add_argument("--positions", type=int, default=12, help="positions for the nodes/s figure")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-match", action="store_true")
+    parser.add_argument("--skip-nodes", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_nodes:
+        nodes_per_second(args.think_ms, args.positions, args.seed)
+    if not args.skip_match:
+        match(args.think_ms, min(args.openings, len(OPENINGS)), args.seed)
+
+
+if __name__ == "__main__":
+    main()

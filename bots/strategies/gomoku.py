@@ -1,0 +1,385 @@
+"""`gomoku`: threat-space search, then alpha-beta on window counts, for m,n,k boards.
+
+A move is chosen in this order, each step on `Lines` (counts per K-window, updated a
+move at a time, never a board rescan):
+
+1. a win now; a block of the opponent's only winning cell;
+2. VCF (victory by continuous fours): a chain of fours, each forcing the one block,
+   ending in two winning cells at once;
+3. VCT (victory by continuous threats): fours and threes (a move after which the next
+   one would make two winning cells), trying every defence the opponent has (the empty
+   cells of the threatening windows and its own fours), a few moves deep;
+4. if the opponent has a VCF once it is to move, only moves after which it no longer
+   has one (when such moves exist);
+5. otherwise alpha-beta (negamax, iterative deepening, principal move first) over the
+   best-scored cells near stones, where a side facing one winning cell only searches
+   the block (without spending depth) and a side that has one scores the win at once.
+
+``nodes`` counts the positions the last `choose` entered: alpha-beta calls and threat
+search positions, as `minimax` counts its calls (a leaf scored from its parent's gains
+without making the move counts too: the same position, the same value). With
+``nodes_budget`` set the search stops on that count, so a move depends only on the
+position and the seed, as long as the count is reached within ``think_ms`` (always a
+hard limit, since a bot's clock sets it); with the clock alone, on how fast the
+machine is too.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from bots.strategies.base import StrategyError
+from bots.strategies.gomoku_lines import FIVE, Lines
+from protocol.rules import Cell, State, find_variant
+
+WIN = 1 << 30
+#: Scores beyond this are forced wins or losses.
+MATE = WIN - 1000
+_ROOT_WIDTH = 14
+_WIDTHS = (10, 8, 7, 6, 5)
+_VCF_DEPTH = 12
+_VCT_DEPTH = 3
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class GomokuStrategy:
+    """Threat-space search and alpha-beta over K-window counts (see the module doc)."""
+
+    name = "gomoku"
+
+    def __init__(self, think_ms: int = 1000, nodes_budget: int | None = None) -> None:
+        if isinstance(think_ms, bool) or not isinstance(think_ms, int) or think_ms < 1:
+            raise StrategyError(f"think_ms must be a positive int, not {think_ms!r}")
+        if nodes_budget is not None and (isinstance(nodes_budget, bool) or not isinstance(nodes_budget, int)
+                                         or nodes_budget < 1):  # fmt: skip
+            raise StrategyError(f"nodes_budget must be a positive int, not {nodes_budget!r}")
+        self.think_ms = think_ms
+        self.nodes_budget = nodes_budget
+        self.nodes = 0
+        #: How the last move was found: win, block, vcf, vct, defence or search.
+        self.reason = ""
+        #: Deepest alpha-beta iteration the last `choose` completed.
+        self.reached = 0
+        self._deadline = 0.0
+        self._limit = 0
+        self._lines: Lines | None = None
+        self._refuted_vcf: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        self._vct_until = (0.0, 0)
+
+    def refusal(self, variant: str) -> str | None:
+        """Why this strategy does not play ``variant``, or None when it does."""
+        v = find_variant(variant)
+        if v.max_marks is not None:
+            return f"gomoku plays boards where stones stay, not {v.name}"
+        if v.k < 4:
+            return f"gomoku plays four or more in a row, not {v.name} (k={v.k})"
+        return None
+
+    # --- the move -------------------------------------------------------------------
+
+    def choose(self, state: State, rng: random.Random) -> Cell:
+        why = self.refusal(state.variant.name)
+        if why is not None:
+            raise StrategyError(why)
+        lines = self._lines = Lines(state.variant)
+        for c in range(state.variant.cells):
+            if state.x >> c & 1:
+                lines.place(c, 0)
+            elif state.o >> c & 1:
+                lines.place(c, 1)
+        side = int(state.to_move)
+        self.nodes = 0
+        self.reached = 0
+        self._deadline = time.perf_counter() + self.think_ms / 1000
+        self._limit = self.nodes_budget or (1 << 62)
+        move, self.reason = self._decide(lines, side, rng)
+        if not state.is_legal(move):  # cannot happen; never send an illegal move
+            move = rng.choice(state.legal_moves())
+        return move
+
+    def _decide(self, lines: Lines, side: int, rng: random.Random) -> tuple[Cell, str]:
+        other = 1 - side
+        if lines.fours[side]:
+            return min(lines.wins(side)), "win"
+        threats = lines.wins(other)
+        if threats:
+            return min(threats), "block"
+        moves = lines.candidates()
+        if len(moves) == 1:
+            return moves[0], "search"
+        self._refuted_vcf = ({}, {})
+        try:
+            found = self._vcf(side, _VCF_DEPTH)
+            if found is not None:
+                return found, "vcf"
+            share = max(1, (self.nodes_budget or 0) // 4)
+            self._vct_until = (time.perf_counter() + self.think_ms / 4000, self.nodes + share)
+            found = self._vct(side, _VCT_DEPTH, {})
+            if found is not None:
+                return found, "vct"
+        except _OutOfTime:
+            pass
+        rng.shuffle(moves)
+        ordered = self._ordered(moves, side)
+        try:
+            safe = self._defences(side, ordered[: _ROOT_WIDTH * 2])
+        except _OutOfTime:
+            safe = None
+        reason = "search"
+        if safe:
+            ordered, reason = safe, "defence"
+        return self._iterate(side, ordered[:_ROOT_WIDTH]), reason
+
+    def _tick(self) -> None:
+        self.nodes += 1
+        if self.nodes >= self._limit or (self.nodes & 63 == 0 and time.perf_counter() > self._deadline):
+            raise _OutOfTime
+
+    def _ordered(self, moves: list[Cell], side: int) -> list[Cell]:
+        """Moves by what they gain for ``side`` plus what they deny the other side."""
+        assert self._lines is not None
+        return sorted(moves, key=self._lines.total.__getitem__, reverse=True)
+
+    # --- threats --------------------------------------------------------------------
+
+    def _vcf(self, side: int, depth: int) -> Cell | None:
+        """A move that starts a win by continuous fours for ``side`` (to move), or None
+        (always None while the other side has a four). Positions already refuted are
+        remembered per side."""
+        lines = self._lines
+        assert lines is not None
+        failed = self._refuted_vcf[side]
+        other = 1 - side
+        if lines.fours[side]:
+            return min(lines.wins(side))
+        if depth == 0 or lines.fours[other] or failed.get(lines.hash, -1) >= depth:
+            return None  # a four of the other side's comes first
+        for c in sorted(lines.four_moves(side)):
+            self._tick()
+            lines.place(c, side)
+            try:
+                wins = lines.wins(side)
+                if len(wins) >= 2:
+                    return c
+                (block,) = wins
+                lines.place(block, other)
+                try:
+                    if not lines.fours[other] and self._vcf(side, depth - 1) is not None:
+                        return c
+                finally:
+                    lines.take(block)
+            finally:
+                lines.take(c)
+        failed[lines.hash] = depth
+        return None
+
+    def _threes(self, side: int) -> set[Cell]:
+        """Empty cells where ``side`` makes a three: a window two short, none of the other's."""
+        lines = self._lines
+        assert lines is not None
+        k, stone, size = lines.k, lines.stone, lines.k + 2
+        mine, theirs = (k - 3) * size, k - 3  # the code of a window with k-3 of X's / O's, no other
+        want = mine if side == 0 else theirs
+        out: set[Cell] = set()
+        for w, code in enumerate(lines.code):
+            if code == want:
+                out.update(e for e in lines.window_cells[w] if stone[e] < 0)
+        return out
+
+    def _double(self, side: int) -> bool:
+        """Whether ``side`` has a move that makes two winning cells at once: a cell of two
+        windows one stone short of a four whose other empty cells differ."""
+        lines = self._lines
+        assert lines is not None
+        stone, cells_of = lines.stone, lines.window_cells
+        partner: dict[Cell, Cell] = {}
+        for w in lines.threes[side]:
+            a, b = (e for e in cells_of[w] if stone[e] < 0)
+            for e, rest in ((a, b), (b, a)):
+                seen = partner.setdefault(e, rest)
+                if seen != rest:
+                    return True
+        return False
+
+    def _vct_spent(self) -> bool:
+        if self.nodes_budget:
+            return self.nodes >= self._vct_until[1]
+        return time.perf_counter() > self._vct_until[0]
+
+    def _vct(self, side: int, depth: int, failed: dict[int, int]) -> Cell | None:
+        """A move that starts a win by continuous threats (fours and threes), or None.
+
+        A three is a move after which ``side`` could make two winning cells at once;
+        the defences tried are the empty cells of ``side``'s threatening windows and
+        the other side's fours (a four in reply is taken as a refutation)."""
+        lines = self._lines
+        assert lines is not None
+        if depth == 0 or self._vct_spent() or failed.get(lines.hash, -1) >= depth:
+            return None
+        other = 1 - side
+        found = self._vcf(side, _VCF_DEPTH // 2)
+        if found is not None:
+            return found
+        if lines.fours[other]:
+            return None
+        for c in sorted(self._threes(side) | lines.four_moves(side)):
+            self._tick()
+            lines.place(c, side)
+            try:
+                wins = lines.wins(side)
+                if len(wins) >= 2:
+                    return c
+                if wins:
+                    defences = wins
+                elif self._double(side):
+                    defences = self._threat_cells(side) | lines.four_moves(other)
+                else:
+                    continue
+                if all(self._refuted(side, d, depth, failed) for d in sorted(defences)):
+                    return c
+            finally:
+                lines.take(c)
+        failed[lines.hash] = depth
+        return None
+
+    def _threat_cells(self, side: int) -> set[Cell]:
+        lines = self._lines
+        assert lines is not None
+        stone = lines.stone
+        windows = lines.threes[side] | lines.fours[side]
+        return {e for w in windows for e in lines.window_cells[w] if stone[e] < 0}
+
+    def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
+        """Whether ``side`` still wins by threats after the other side plays ``defence``."""
+        lines = self._lines
+        assert lines is not None
+        self._tick()
+        lines.place(defence, 1 - side)
+        try:
+            return self._vct(side, depth - 1, failed) is not None
+        finally:
+            lines.take(defence)
+
+    def _defences(self, side: int, moves: list[Cell]) -> list[Cell] | None:
+        """If the other side has a VCF once it is to move: the moves after which it has
+        none, best first (None when it has none, or no move stops it)."""
+        lines = self._lines
+        assert lines is not None
+        other = 1 - side
+        if self._vcf(other, _VCF_DEPTH) is None:
+            return None
+        keep = []
+        for c in moves:
+            lines.place(c, side)
+            try:
+                if self._stops(side, c):
+                    keep.append(c)
+            finally:
+                lines.take(c)
+        return keep or None
+
+    def _stops(self, side: int, move: Cell) -> bool:
+        """After ``side`` played ``move``: has the other side no VCF left? A four in
+        ``move`` counts only if the other side has none after its forced block."""
+        lines = self._lines
+        assert lines is not None
+        other = 1 - side
+        if not lines.fours[side]:
+            return self._vcf(other, _VCF_DEPTH) is None
+        wins = lines.wins(side)
+        if len(wins) >= 2:
+            return True
+        (block,) = wins
+        lines.place(block, other)
+        try:
+            return not lines.fours[other] and self._vcf(other, _VCF_DEPTH) is None
+        finally:
+            lines.take(block)
+
+    # --- alpha-beta -----------------------------------------------------------------
+
+    def _iterate(self, side: int, moves: list[Cell]) -> Cell:
+        best = moves[0]
+        depth = 1
+        while depth <= 64:
+            try:
+                score, move = self._root(side, moves, depth)
+            except _OutOfTime:
+                break
+            best, self.reached = move, depth
+            moves.remove(move)
+            moves.insert(0, move)
+            if abs(score) >= MATE:
+                break
+            depth += 1
+        return best
+
+    def _root(self, side: int, moves: list[Cell], depth: int) -> tuple[int, Cell]:
+        lines = self._lines
+        assert lines is not None
+        alpha, best = -WIN - 1, moves[0]
+        for m in moves:
+            lines.place(m, side)
+            try:
+                score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
+            finally:
+                lines.take(m)
+            if score > alpha:
+                alpha, best = score, m
+        return alpha, best
+
+    def _search(self, side: int, depth: int, alpha: int, beta: int, ply: int) -> int:
+        self._tick()
+        lines = self._lines
+        assert lines is not None
+        other = 1 - side
+        if lines.fours[side]:
+            return WIN - ply
+        if lines.fours[other]:
+            threats = lines.wins(other)
+            if len(threats) >= 2:
+                return -(WIN - ply - 1)
+            moves = list(threats)
+        elif depth <= 0:
+            return lines.score[side] - lines.score[other]
+        else:
+            moves = self._ordered(lines.candidates(), side)[: _WIDTHS[min(ply, len(_WIDTHS)) - 1]]
+            depth -= 1
+        if not moves:
+            return 0
+        best = -WIN - 1
+        if depth == 0 and not lines.fours[other]:
+            # The children are leaves: one that makes no four leaves no threat on the
+            # board, so its static score is this position's plus the move's gain; it
+            # is scored (and counted) without making the move.
+            fours = lines.four_moves(side)
+            here = lines.score[side] - lines.score[other]
+            gain = lines.gain
+            for m in moves:
+                if m in fours:
+                    continue
+                self.nodes += 1
+                score = here + gain(side, m)
+                if score > best:
+                    best = score
+                    if best >= beta:
+                        return best
+            moves = [m for m in moves if m in fours]
+        for m in moves:
+            lines.place(m, side)
+            try:
+                score = -self._search(other, depth, -beta, -max(alpha, best), ply + 1)
+            finally:
+                lines.take(m)
+            if score > best:
+                best = score
+                if best >= beta:
+                    break
+        return best
+
+
+__all__ = ["FIVE", "GomokuStrategy"]

@@ -1,0 +1,214 @@
+"""The `gomoku` strategy's board: counts kept per K-window, updated a move at a time.
+
+Every K-window (a run of K cells: `Variant.lines`) holds a count of each side's
+stones. A window with stones of one side only is alive for that side and worth
+``WEIGHT[count]``; a window with both is dead. From the counts the board keeps,
+without rescanning:
+
+- ``score[side]``: the sum of the side's live windows;
+- ``gain[side][cell]``: how much placing ``side`` on an empty ``cell`` changes
+  ``score[side] - score[other]`` (windows it extends, windows of the other side it
+  kills), so a move is scored before it is made;
+- ``fours[side]``: windows with K-1 of the side's stones and no other (the empty
+  cell wins next move); ``threes[side]``: windows with K-2 and no other (either
+  empty cell makes a four);
+- ``near[cell]``: stones within two cells (the search looks only there).
+
+`place` and `take` are exact inverses, so the search makes and unmakes moves.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import compress
+from operator import mul
+
+from protocol.rules import Cell, Variant
+
+#: A window of K stones: the game is won.
+FIVE = 1 << 24
+_RADIUS = 2
+
+
+_Step = tuple[int, int, int, int, tuple[tuple[int, int, int], ...]]
+
+
+def weights(k: int) -> list[int]:
+    """Worth of a live window by count: 0, 1, 6, 36, ... (x6 a stone), and `FIVE` at K."""
+    return [0, *(6 ** (i - 1) for i in range(1, k)), FIVE]
+
+
+class Lines:
+    """Window counts for both sides (side 0 is X, 1 is O) on one variant's board.
+
+    Each window's counts are one code, ``x_count * (K + 2) + o_count``; what a stone
+    does to a window of a given code (gain and score changes, which threat sets it
+    enters or leaves) is looked up in a table made once. Per cell it keeps X's gain
+    and the sum of both sides' gains (the order moves are tried in, read by a C-level
+    key); O's gain is the difference.
+    """
+
+    def __init__(self, variant: Variant) -> None:
+        k = self.k = variant.k
+        n = self.cells = variant.cells
+        self.cols, self.rows = variant.cols, variant.rows
+        masks = variant.lines
+        self.window_cells: list[tuple[int, ...]] = [variant.window_cells[m] for m in masks]
+        index = {m: i for i, m in enumerate(masks)}
+        self.through: list[tuple[tuple[int, tuple[int, ...]], ...]] = [
+            tuple((index[m], variant.window_cells[m]) for m in t) for t in variant.lines_through
+        ]
+        self.code: list[int] = [0] * len(masks)
+        self.stone: list[int] = [-1] * n
+        self.score = [0, 0]
+        self.fours: list[set[int]] = [set(), set()]
+        self.threes: list[set[int]] = [set(), set()]
+        self.near = [0] * n
+        self.stones = 0
+        #: Zobrist hash of the stones (a fixed seed: the same position, the same hash).
+        keys = random.Random(n * 31 + k)
+        self.zobrist = [[keys.getrandbits(62) for _ in range(n)] for _ in (0, 1)]
+        self.hash = 0
+        w = self.weight = weights(k)
+
+        def gain(a: int, b: int) -> int:  # one window's share of an empty cell's gain for a side
+            if b == 0:
+                return w[a + 1] - w[a] if a < k else 0
+            return w[b] if a == 0 and b < k else 0
+
+        def score(a: int, b: int) -> int:
+            return w[a] if b == 0 else 0
+
+        size = self._size = k + 2
+        self.step_by: tuple[int, int] = (size, 1)
+        #: For each side and window code: None if the window is dead before and after the
+        #: side's stone, else (X gain change, both gains' change, X score change, O score
+        #: change, threat-set changes as (side, set: 3 or 4, +1 add / -1 remove) triples).
+        self.steps: list[list[_Step | None]] = []
+        for side in (0, 1):
+            table: list[_Step | None] = []
+            for code in range(size * size):
+                x, o = divmod(code, size)
+                nx, no = (x + 1, o) if side == 0 else (x, o + 1)
+                if (x and o) or nx + no > k or nx > k or no > k:
+                    table.append(None)
+                    continue
+                dx = gain(nx, no) - gain(x, o)
+                do = gain(no, nx) - gain(o, x)
+                events = []
+                for who, (before, after) in ((0, ((x, o), (nx, no))), (1, ((o, x), (no, nx)))):
+                    for kind, need in ((3, k - 2), (4, k - 1)):
+                        was = before[0] == need and before[1] == 0
+                        now = after[0] == need and after[1] == 0
+                        if was != now:
+                            events.append((who, kind, 1 if now else -1))
+                table.append((
+                    dx,
+                    dx + do,
+                    score(nx, no) - score(x, o),
+                    score(no, nx) - score(o, x),
+                    tuple(events),
+                ))  # fmt: skip
+            self.steps.append(table)
+        self.x_gain: list[int] = [len(self.through[c]) * gain(0, 0) for c in range(n)]
+        #: X's gain plus O's at each cell.
+        self.total: list[int] = [2 * g for g in self.x_gain]
+        #: 1 for an empty cell, 0 for a stone.
+        self.empty: list[int] = [1] * n
+        self._all = range(n)
+        self.around: list[tuple[int, ...]] = []
+        for c in range(n):
+            r0, c0 = divmod(c, self.cols)
+            self.around.append(tuple(
+                r * self.cols + q
+                for r in range(max(0, r0 - _RADIUS), min(self.rows, r0 + _RADIUS + 1))
+                for q in range(max(0, c0 - _RADIUS), min(self.cols, c0 + _RADIUS + 1))
+                if (r, q) != (r0, c0)
+            ))  # fmt: skip
+
+    def _events(self, events: tuple[tuple[int, int, int], ...], w: int, sign: int) -> None:
+        for who, kind, change in events:
+            found = self.fours[who] if kind == 4 else self.threes[who]
+            if change * sign > 0:
+                found.add(w)
+            else:
+                found.discard(w)
+
+    def place(self, cell: Cell, side: int) -> None:
+        """Put ``side``'s stone on the empty ``cell``."""
+        self.stone[cell] = side
+        self.empty[cell] = 0
+        self.stones += 1
+        self.hash ^= self.zobrist[side][cell]
+        code, step, x_gain, total, score = self.code, self.steps[side], self.x_gain, self.total, self.score
+        inc = self.step_by[side]
+        for w, cells in self.through[cell]:
+            before = code[w]
+            code[w] = before + inc
+            change = step[before]
+            if change is None:
+                continue
+            dx, dt, sx, so, events = change
+            score[0] += sx
+            score[1] += so
+            if events:
+                self._events(events, w, 1)
+            for e in cells:
+                x_gain[e] += dx
+                total[e] += dt
+        near = self.near
+        for e in self.around[cell]:
+            near[e] += 1
+
+    def take(self, cell: Cell) -> None:
+        """Undo `place` on ``cell`` (the last stone placed there)."""
+        side = self.stone[cell]
+        self.stone[cell] = -1
+        self.empty[cell] = 1
+        self.stones -= 1
+        self.hash ^= self.zobrist[side][cell]
+        code, step, x_gain, total, score = self.code, self.steps[side], self.x_gain, self.total, self.score
+        inc = self.step_by[side]
+        for w, cells in self.through[cell]:
+            before = code[w] - inc
+            code[w] = before
+            change = step[before]
+            if change is None:
+                continue
+            dx, dt, sx, so, events = change
+            score[0] -= sx
+            score[1] -= so
+            if events:
+                self._events(events, w, -1)
+            for e in cells:
+                x_gain[e] -= dx
+                total[e] -= dt
+        near = self.near
+        for e in self.around[cell]:
+            near[e] -= 1
+
+    def gains(self, cell: Cell) -> tuple[int, int]:
+        """(X's gain, O's gain) at ``cell``: how much a stone there changes that side's
+        score minus the other's."""
+        x = self.x_gain[cell]
+        return x, self.total[cell] - x
+
+    def gain(self, side: int, cell: Cell) -> int:
+        x = self.x_gain[cell]
+        return self.total[cell] - x if side else x
+
+    def wins(self, side: int) -> set[Cell]:
+        """Empty cells where ``side`` makes K in a row now."""
+        stone = self.stone
+        return {e for w in self.fours[side] for e in self.window_cells[w] if stone[e] < 0}
+
+    def four_moves(self, side: int) -> set[Cell]:
+        """Empty cells where ``side`` makes a four (a window one stone short, none of the other's)."""
+        stone = self.stone
+        return {e for w in self.threes[side] for e in self.window_cells[w] if stone[e] < 0}
+
+    def candidates(self) -> list[Cell]:
+        """Empty cells near a stone (the centre on an empty board)."""
+        if not self.stones:
+            return [(self.rows // 2) * self.cols + self.cols // 2]
+        return list(compress(self._all, map(mul, self.near, self.empty)))

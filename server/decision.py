@@ -1,0 +1,108 @@
+"""What the arena decides, as plain values: frames to send now, operations to store,
+frames to send once those are stored, and times to be woken at.
+
+The arena (`server.arena`) never touches a socket, the store or a clock; it returns a
+`Decision`, and the shell (`server.app`) carries it out in this order:
+
+1. ``now``: sent at once (refusals, pongs, lobby snapshots: nothing a store write backs);
+2. ``ops``: handed to the writer;
+3. ``later``: once ``ops`` (and everything submitted before them) are stored, each item
+   is turned into frames by `Arena.deliver`, which decides then who hears what;
+4. ``wake``: the shell calls `server.events.tick` with the key at that time.
+
+Items are addressed by connection (`Reply`), by player (`Tell`: its connection when the
+item is delivered) or by room (`Announce`: its members attached to the room).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol import messages as m
+from server.frames import MovedEvent
+from server.ops import StoreOp
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A frame for one connection."""
+
+    conn: int
+    frame: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """A frame for a player, wherever it is connected when this is delivered; with
+    ``challenge``, only if that challenge still stands then (an invitation)."""
+
+    player: str
+    frame: str
+    challenge: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """A room's events, for its members attached to it (each gets the events it lacks)."""
+
+    room: str
+    events: tuple[m.RoomEvent | MovedEvent, ...]
+    #: Whether the room's lobby summary changed (the lobby hears of it after the events).
+    summary_changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Attach:
+    """Answer ``conn`` for ``room`` with ``frames`` (`Joined`, a `Snapshot`), then let it
+    hear every event of the room with a seq above ``seq``. With ``replay``, the frames are
+    the room's announced events after ``seq``, taken when this is delivered."""
+
+    conn: int
+    room: str
+    frames: tuple[str, ...]
+    seq: int
+    replay: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close ``conn`` with a WebSocket close code."""
+
+    conn: int
+    code: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Publish:
+    """News for the event feed (`server.bus`), published once stored. The shell stamps
+    wall-clock times where the payload has them (``started``, ``ended``)."""
+
+    kind: str
+    key: str
+    payload: dict[str, object]
+
+
+Out = Reply | Tell | Announce | Attach | Close | Publish
+
+
+@dataclass(slots=True)
+class Decision:
+    """One decision's work for the shell; see the module docstring for the order."""
+
+    now: list[Out] = field(default_factory=list)
+    ops: list[StoreOp] = field(default_factory=list)
+    later: list[Out] = field(default_factory=list)
+    #: (due, key): call `events.tick` with the key then. Keys are room ids or ``"challenge:ID"``.
+    wake: list[tuple[float, str]] = field(default_factory=list)
+
+    def __iadd__(self, other: Decision) -> Decision:
+        self.now += other.now
+        self.ops += other.ops
+        self.later += other.later
+        self.wake += other.wake
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return not (self.now or self.ops or self.later or self.wake)

@@ -1,0 +1,92 @@
+"""``GET /metrics``: the server's figures in Prometheus's text format, through ``prometheus_client``.
+
+Two histograms are observed as things happen: the time from a move's decision to its
+broadcast (``ttt_move_broadcast_seconds``: the store write and the wait for the batch
+included) and the time of each store transaction (``ttt_store_commit_seconds``, in the
+writer's thread). Everything else is read from the server when scraped, by a collector,
+so the move path pays nothing for it. Each server has a registry of its own (tests run
+several servers in one process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+#: Move-to-broadcast buckets, seconds: a durable write (FULL sync) takes a few ms.
+_MOVE_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+_COMMIT_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0, 10.0)
+
+
+class ServerMetrics:
+    """The registry of one server: its histograms, and a collector over ``server``."""
+
+    def __init__(self, server: Any) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.move_broadcast = Histogram(
+            "ttt_move_broadcast_seconds",
+            "From a move's decision to its broadcast (stored first).",
+            buckets=_MOVE_BUCKETS,
+            registry=self.registry,
+        )
+        self.store_commit = Histogram(
+            "ttt_store_commit_seconds",
+            "Time of each store transaction (a batch of operations).",
+            buckets=_COMMIT_BUCKETS,
+            registry=self.registry,
+        )
+        self.registry.register(_Figures(server))
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Figures(Collector):
+    """Gauges and counters read from the server at scrape time."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def collect(self) -> Iterator[Metric]:
+        server = self.server
+        arena = server.arena
+        counts = arena.counts
+
+        def gauge(name: str, help_text: str, value: float) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, help_text, value=value)
+
+        def counter(name: str, help_text: str, value: float) -> CounterMetricFamily:
+            return CounterMetricFamily(name, help_text, value=value)
+
+        yield gauge("ttt_connections", "Open WebSocket connections.", len(server.conns))
+        yield gauge("ttt_players_online", "Players who said hello and are connected.", len(arena.online))
+        yield counter(
+            "ttt_connections", "Connections accepted since start.", server.metrics.connections_total
+        )
+        yield gauge("ttt_rooms", "Open rooms on this node.", len(arena.rooms))
+        yield gauge(
+            "ttt_games_in_progress", "Games being played.", sum(1 for r in arena.rooms.values() if r.playing)
+        )
+        yield counter("ttt_games_started", "Games started.", counts["games_started"])
+        yield counter("ttt_games_finished", "Games finished.", counts["games_finished"])
+        yield counter("ttt_moves", "Moves played and announced.", counts["moves"])
+        yield counter("ttt_frames", "Frames received.", server.metrics.frames)
+        errors = CounterMetricFamily("ttt_errors", "Error replies and refusals, by code.", labels=["code"])
+        for code, count in sorted(arena.errors.items()):
+            errors.add_metric([code], count)
+        yield errors
+        yield gauge("ttt_challenges_pending", "Challenges waiting for an answer.", len(arena.challenges))
+        yield counter("ttt_store_batches", "Store transactions committed.", server.store.batches)
+        yield counter("ttt_store_writes", "Store operations written.", server.store.writes)
+        yield counter("ttt_store_failures", "Store transactions given up on.", server.writer.failures)
+        yield counter("ttt_store_retried", "Store transactions tried again.", server.writer.retried)
+        yield gauge("ttt_writer_backlog", "Decisions waiting to be written.", server.writer.backlog)
+        yield counter("ttt_bus_published", "Events published on the feed bus.", server.bus.published)
+        feed = server.feed
+        if feed is not None and hasattr(feed, "stats"):
+            for key, value in sorted(feed.stats().items()):
+                yield gauge(f"ttt_{key}", f"Feed: {key}.", value)

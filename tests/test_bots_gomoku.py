@@ -1,0 +1,165 @@
+"""The `gomoku` strategy: it wins, blocks and forces where it must, is reproducible from a
+seed, and plays only legal moves on every board it takes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import bots
+from bots import StrategyError
+from bots.strategies.base import passed
+from bots.strategies.gomoku import GomokuStrategy
+from protocol.rules import Mark, State
+
+
+def _board(rows: list[str], to_move: Mark) -> State:
+    """A 15x15 position drawn as text (``X``, ``O``, ``.``), rows from the top; only the
+    rows given are drawn, the rest are empty."""
+    x = o = 0
+    for r, row in enumerate(rows):
+        for c, mark in enumerate(row.replace(" ", "")):
+            if mark == "X":
+                x |= 1 << (r * 15 + c)
+            elif mark == "O":
+                o |= 1 << (r * 15 + c)
+    state = State.start("15x15k5", draw_rules=False)
+    return State(state.variant, x, o, ((), ()), to_move, 0, (), None, None, False)
+
+
+def _winning_cells(state: State, mark: Mark) -> set[int]:
+    """Cells where ``mark`` makes five now (through the rules, not the strategy's board)."""
+    s = state if state.to_move == mark else passed(state)
+    return {c for c in s.legal_moves() if (w := s._play_unchecked(c)).outcome and w.outcome.winner == mark}
+
+
+def _vcf_by_rules(state: State, depth: int) -> bool:
+    """Whether the side to move wins by fours within ``depth`` of its moves: a plain
+    search through `State` (independent of the strategy's window counts)."""
+    me = state.to_move
+    for c in state.legal_moves():
+        after = state._play_unchecked(c)
+        if after.outcome is not None:
+            return True
+        wins = _winning_cells(after, me)
+        if len(wins) >= 2:
+            return True
+        forced = len(wins) == 1 and depth > 1 and not _winning_cells(after, me.other)
+        if forced and _vcf_by_rules(after._play_unchecked(wins.pop()), depth - 1):
+            return True
+    return False
+
+
+EMPTY = "." * 15
+# X to move: no five, no double four now, but a VCF: (7,8) or (10,8) makes a four, O's
+# forced block, then the other makes two fours at once (row and column 8).
+VCF_ROWS = [EMPTY] * 6 + [
+    "........O......",
+    "....OXXX.......",
+    "........X......",
+    "........X......",
+    "....OXXX.......",
+] + [EMPTY] * 4  # fmt: skip
+
+
+def test_finds_five_in_a_row_in_any_shape() -> None:
+    rng = random.Random(1)
+    for rows, cell in (
+        ([EMPTY] * 7 + ["....XXXX.......", "...OOO........."], (7, 3)),  # either end: both win
+        ([EMPTY] * 7 + ["...OXX.XX......", "....OOO........"], (7, 6)),  # the gap
+        (
+            [EMPTY] * 3
+            + ["...X...........", "....X..........", ".....X.........", "......X........", "....OOO........"],
+            (2, 2),
+        ),  # a diagonal
+    ):
+        s = _board(rows, Mark.X)
+        move = GomokuStrategy(think_ms=200).choose(s, rng)
+        outcome = s._play_unchecked(move).outcome
+        assert outcome is not None and outcome.winner == Mark.X, (move, cell)
+
+
+def test_blocks_a_four() -> None:
+    # O has four in a row, one end blocked: X must take the other end (X has no five).
+    s = _board([EMPTY] * 6 + ["...XOOOO.......", "....XX.........", "......X........"], Mark.X)
+    player = GomokuStrategy(think_ms=200)
+    assert player.choose(s, random.Random(2)) == 6 * 15 + 8 and player.reason == "block"
+
+
+def test_stops_an_open_three() -> None:
+    # O has an open three (.OOO.): unless X stops it, O makes an open four next move.
+    s = _board([EMPTY] * 7 + ["....OOO........", ".....XX........", "..........X...."], Mark.X)
+    move = GomokuStrategy(think_ms=300).choose(s, random.Random(3))
+    after = s._play_unchecked(move)
+    for reply in after.legal_moves():
+        assert len(_winning_cells(after._play_unchecked(reply), Mark.O)) < 2, (move, reply)
+
+
+def test_wins_a_vcf_position_against_every_block() -> None:
+    s = _board(VCF_ROWS, Mark.X)
+    assert not _winning_cells(s, Mark.X) and not _winning_cells(s, Mark.O)
+    # and no move that makes two winning cells at once: the win takes fours in a row
+    assert all(len(_winning_cells(s._play_unchecked(c), Mark.X)) < 2 for c in s.legal_moves())
+    assert _vcf_by_rules(s, 2)
+    player = GomokuStrategy(think_ms=500)
+    rng = random.Random(4)
+    move = player.choose(s, rng)
+    assert player.reason == "vcf"
+    for _ in range(4):  # the attacker's moves: four, four-four, five
+        s = s._play_unchecked(move)
+        if s.outcome is not None:
+            break
+        threats = _winning_cells(s, Mark.X)
+        assert threats, "every move of a VCF makes a four"
+        s = s._play_unchecked(min(threats))  # O blocks (one of them, if two)
+        move = player.choose(s, rng)
+    assert s.outcome is not None and s.outcome.winner == Mark.X
+
+
+def test_same_seed_same_game_on_a_node_budget() -> None:
+    def game(seed: int) -> tuple[int, ...]:
+        rng = random.Random(seed)
+        a, b = (bots.strategy("gomoku", nodes_budget=1500, think_ms=600_000) for _ in "ab")
+        s = State.replay("15x15k5", [112, 113])
+        while not s.is_over and s.ply < 24:
+            s = s.play((a if s.ply % 2 == 0 else b).choose(s, rng))
+        return s.moves
+
+    first = game(5)
+    assert first == game(5)
+    assert len(first) > 12
+
+
+BOARDS = ["15x15k5", "9x9k5", "7x7k6", "6x7k4", "5x5k4", "4x4k4", "3x12k5", "12x3k4"]
+
+
+@pytest.mark.parametrize("variant", BOARDS)
+def test_legal_to_the_end_on_every_board_it_takes(variant: str) -> None:
+    player = bots.strategy("gomoku", nodes_budget=400)
+    assert player.refusal(variant) is None  # type: ignore[attr-defined]
+    opponent = bots.strategy("random")
+    rng = random.Random(variant)
+    for first in (0, 1):
+        s = State.start(variant)
+        while not s.is_over:
+            mover = player if s.ply % 2 == first else opponent
+            cell = mover.choose(s, rng)
+            assert s.is_legal(cell), (variant, s.moves, cell)
+            s = s.play(cell)
+
+
+@pytest.mark.parametrize("variant", ["classic", "tactic-toe", "4x4k3", "15x15k3"])
+def test_refuses_what_it_does_not_play_before_a_move(variant: str) -> None:
+    player = GomokuStrategy()
+    why = player.refusal(variant)
+    assert why is not None and variant in why
+    with pytest.raises(StrategyError, match="gomoku plays"):
+        player.choose(State.start(variant), random.Random(0))
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(StrategyError):
+        bots.strategy("gomoku", depth=3)
+    with pytest.raises(StrategyError):
+        bots.strategy("gomoku", nodes_budget=0)
