@@ -51,6 +51,13 @@ class Subscription:
     async def get(self) -> FeedEvent:
         return await self._queue.get()
 
+    def pending(self) -> list[FeedEvent]:
+        """Take every event waiting, without waiting (a consumer closing takes the last ones)."""
+        events: list[FeedEvent] = []
+        while not self._queue.empty():
+            events.append(self._queue.get_nowait())
+        return events
+
     def close(self) -> None:
         self._bus._subscriptions.discard(self)
 

@@ -97,6 +97,21 @@ def register(subparsers: Any) -> None:
         "--mqtt", metavar="URL", help="publish the event feed to this MQTT broker (mqtt://host:port)"
     )
     p.add_argument("--node-id", default=None, help="this node's id on the feed (default: local)")
+    p.add_argument(
+        "--mqtt-heartbeat",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often the node republishes its presence on the feed (default %(default)s)",
+    )
+    p.add_argument(
+        "--mqtt-presence-timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="another node is gone after this long without a heartbeat; at least twice the "
+        "heartbeat (default %(default)s)",
+    )
     p.add_argument("--public-url", default="", help="the ws:// URL clients use to reach this node")
     p.add_argument(
         "--house-bots",
@@ -132,6 +147,12 @@ def _serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("websockets").setLevel(max(logging.WARNING, logging.getLogger().level))
+    if not 0 < args.mqtt_heartbeat * 2 <= args.mqtt_presence_timeout:
+        print(
+            "ttt serve: --mqtt-heartbeat must be positive and --mqtt-presence-timeout at least twice it",
+            file=sys.stderr,
+        )
+        return 2
     problem = _cannot_store(args.db, args.sync)
     if problem is not None:
         print(f"ttt serve: cannot use the database {args.db}: {problem}", file=sys.stderr)
@@ -160,6 +181,8 @@ def _serve(args: argparse.Namespace) -> int:
         sync=args.sync,
         node_id=args.node_id or "local",
         public_url=args.public_url,
+        mqtt_heartbeat=args.mqtt_heartbeat,
+        mqtt_presence_timeout=args.mqtt_presence_timeout,
     )
     loop = args.loop or ("uvloop" if _uvloop_installed() else "asyncio")
     main = run_server(config, args.mqtt, _companions(args))

@@ -73,6 +73,10 @@ class ServerConfig:
     node_id: str = "local"
     #: The URL clients use to reach this node (sent to the feed); derived from host/port when empty.
     public_url: str = ""
+    #: MQTT feed: seconds between two heartbeats of this node's presence, and seconds without
+    #: one (while this node is connected) after which another node counts as gone.
+    mqtt_heartbeat: float = 5.0
+    mqtt_presence_timeout: float = 20.0
 
     @property
     def ws_origins(self) -> list[Origin | None] | None:

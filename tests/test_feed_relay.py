@@ -51,8 +51,9 @@ def deliver(view: RemoteRooms, messages: list[tuple[str, bytes]], origin: str | 
         view.receive(topic, payload, False, origin)
 
 
-def online(view: RemoteRooms, payload: dict[str, Any] = NODE_A) -> None:
-    view.receive("ttt/v1/nodes/A", encode(payload), True, "A")
+def online(view: RemoteRooms, payload: dict[str, Any] = NODE_A, now: float = 0.0, **kw: Any) -> None:
+    """A live ``nodes/A`` message (a heartbeat, or with status offline a goodbye or a will)."""
+    view.receive("ttt/v1/nodes/A", encode(payload), kw.pop("retained", False), "A", now=now, **kw)
 
 
 def expected_snapshot(room: Room) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def test_lobby_lists_rooms_of_online_nodes_only_and_tells_listeners() -> None:
     online(view)
     assert [s["id"] for s in view.summaries()] == ["ra1"]
     assert view.owner_url("ra1") == "ws://127.0.0.1:9001"
-    online(view, {**NODE_A, "status": "offline"})  # A's last will
+    online(view, {**NODE_A, "status": "offline"})  # A's goodbye (a clean exit)
     assert view.summaries() == [] and view.snapshot("ra1") is None
     online(view)
     assert told == [("ra1", "waiting"), ("ra1", None), ("ra1", "waiting")]
@@ -268,3 +269,83 @@ async def test_two_nodes_share_lobby_and_game_through_the_broker(broker: Broker)
     finally:
         await a.close()
         await b.close()
+
+
+# -- presence: heartbeats, wills and goodbyes (sans-I/O, times passed in) -----------------------
+
+OFFLINE_A = {**NODE_A, "status": "offline"}
+
+
+def listed_view() -> tuple[RemoteRooms, list[tuple[str, Any]]]:
+    """B's view with A online at t=0 hosting ra1 (heartbeat 5 s, timeout 20 s, rejoin 20 s)."""
+    host, view = Host(), RemoteRooms("B")
+    told: list[tuple[str, Any]] = []
+    view.on_lobby(lambda room, summary: told.append((room, summary and summary["status"])))
+    view.link_up(0.0)
+    online(view, now=0.0)
+    host.apply(host.room.sit("p1", "ann", Mark.X, 0.0))
+    deliver(view, host.messages)
+    assert [s["id"] for s in view.summaries()] == ["ra1"]
+    return view, told
+
+
+def test_a_node_goes_when_its_heartbeats_stop_not_before() -> None:
+    view, told = listed_view()
+    for t in (5.0, 10.0, 15.0):
+        online(view, now=t)  # heartbeats
+        assert view.tick(t + 19.0) == []
+    assert view.summaries() != [], "heard 19 s ago: still there"
+    assert view.tick(35.1) == ["A"]
+    assert view.summaries() == [] and told[-1] == ("ra1", None)
+    online(view, now=40.0)  # it comes back: its rooms with it
+    assert [s["id"] for s in view.summaries()] == ["ra1"]
+
+
+def test_a_will_is_only_a_hint() -> None:
+    view, _ = listed_view()
+    online(view, now=4.0)
+    online(view, OFFLINE_A, now=4.5, will=True)  # e.g. its connection to the broker broke
+    assert [s["id"] for s in view.summaries()] == ["ra1"], "a will alone removes nothing"
+    online(view, now=5.0)  # it reconnected and beat again: the will is forgotten
+    assert view.tick(24.0) == []
+    online(view, now=20.0)
+    online(view, OFFLINE_A, now=22.0, will=True)  # now it really died (last beat at 20.0)
+    assert view.tick(29.9) == [], "two heartbeats of silence first"
+    assert view.tick(30.1) == ["A"]
+    assert view.presence.wills == 2 and view.presence.expired == 1
+
+
+def test_a_goodbye_removes_the_node_at_once_a_retained_offline_does_not() -> None:
+    view, _ = listed_view()
+    online(view, OFFLINE_A, now=1.0, retained=True)  # old news, e.g. on resubscribing
+    online(view, OFFLINE_A, now=1.0, retained=True, will=True)
+    assert view.summaries() != []
+    online(view, OFFLINE_A, now=2.0)  # its own goodbye: a clean exit
+    assert view.summaries() == [] and view.presence.goodbyes == 1
+
+
+def test_silence_while_this_node_is_cut_off_counts_for_nothing() -> None:
+    """The broker stops: it sends every node's will, then every connection drops. Nothing is
+    removed while nobody can be heard; after reconnecting the others have `rejoin` to be heard."""
+    view, told = listed_view()
+    online(view, OFFLINE_A, now=3.0, will=True)  # the broker stopping sends A's will...
+    view.link_down()  # ...and drops B too
+    assert view.tick(60.0) == [] and view.summaries() != []
+    view.link_up(60.0)  # the broker is back; A reconnects later, with its own backoff
+    assert view.tick(79.0) == [], "the will heard before the outage does not count"
+    online(view, OFFLINE_A, now=61.0, retained=True, will=True)  # the broker kept the will
+    assert view.tick(79.9) == []
+    online(view, now=72.0)  # A is back
+    assert view.tick(91.0) == [] and [s["id"] for s in view.summaries()] == ["ra1"]
+    assert ("ra1", None) not in told, "A's rooms never left the lobby"
+
+
+def test_a_retained_online_lists_a_node_until_a_timeout_without_a_live_beat() -> None:
+    host, view = Host(), RemoteRooms("B")
+    view.link_up(0.0)
+    online(view, now=0.0, retained=True)  # e.g. a node that died while the broker was away
+    host.apply(host.room.sit("p1", "ann", Mark.X, 0.0))
+    deliver(view, host.messages)
+    assert view.summaries() != []
+    online(view, now=10.0, retained=True)  # retained again (a resubscription): no beat
+    assert view.tick(20.1) == ["A"] and view.summaries() == []

@@ -7,6 +7,7 @@ imported only when a feed starts. The topic tree is documented in docs/mqtt.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,9 +38,29 @@ async def start_feed(server: object, bus: EventBus, url: str, node_id: str) -> F
 
     remote = RemoteRooms(node_id)
     connect_server(remote, server)
-    feed = Feed(bus, url, node_id, remote=remote, wait_for_node=2.0)
+    config = getattr(server, "config", None)
+    feed = Feed(
+        bus,
+        url,
+        node_id,
+        remote=remote,
+        wait_for_node=2.0,
+        heartbeat=getattr(config, "mqtt_heartbeat", 5.0),
+        presence_timeout=getattr(config, "mqtt_presence_timeout", 20.0),
+        counts=counts_of(server),
+    )
     feed.start()
     return feed
+
+
+def counts_of(server: object) -> Callable[[], dict[str, int]] | None:
+    """What the node's presence counts, read from the server when the feed asks: open
+    WebSocket connections (house bots included) and the rooms it hosts."""
+    conns: Any = getattr(server, "conns", None)
+    arena: Any = getattr(server, "arena", None)
+    if conns is None or arena is None:
+        return None
+    return lambda: {"connections": len(conns), "rooms": len(arena.rooms)}
 
 
 def connect_server(remote: RemoteRooms, server: object) -> None:

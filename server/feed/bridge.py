@@ -4,6 +4,11 @@ Game logic never waits on it: the bus hands events over without blocking, the
 `Outbox` keeps what the broker has not confirmed, and one background task
 connects, publishes, and reconnects with backoff when the broker goes away.
 The same connection can carry subscriptions (the relay between nodes uses them).
+
+A node's presence (``nodes/{node}``, retained) is published when the server says so, again
+every heartbeat and whenever its counts change (a tick reads them from the server), and
+``offline`` once on a clean exit. Its last will carries the user property ``will`` so that
+the others can tell it from a goodbye (`server.feed.presence`).
 """
 
 from __future__ import annotations
@@ -42,21 +47,32 @@ MessageHandler = Callable[[str, bytes, bool, str | None], None]
 
 #: MQTT 5 user property naming the node that published a message (the will included).
 ORIGIN = "node"
+#: MQTT 5 user property that only a node's last will carries.
+WILL = "will"
+
+#: Reads the server's current counts for its presence (``connections``, ``rooms``).
+Counts = Callable[[], dict[str, int]]
 
 
 def origin_props(node_id: str, packet_type: int = PacketTypes.PUBLISH) -> Properties:
     props = Properties(packet_type)  # type: ignore[no-untyped-call]
     props.UserProperty = [(ORIGIN, node_id)]
+    if packet_type == PacketTypes.WILLMESSAGE:
+        props.UserProperty = [(ORIGIN, node_id), (WILL, "1")]
     return props
+
+
+def _property(message: aiomqtt.Message, key: str) -> str | None:
+    pairs = getattr(message.properties, "UserProperty", None) or []
+    for name, value in pairs:
+        if name == key:
+            return str(value)
+    return None
 
 
 def origin_of(message: aiomqtt.Message) -> str | None:
     """The node that published ``message``, from its MQTT 5 user property."""
-    pairs = getattr(message.properties, "UserProperty", None) or []
-    for name, value in pairs:
-        if name == ORIGIN:
-            return str(value)
-    return None
+    return _property(message, ORIGIN)
 
 
 class Feed:
@@ -75,6 +91,9 @@ class Feed:
         remote: the view of the other nodes to keep up to date (subscribes to its filters).
         wait_for_node: seconds the first connection waits for this node's own ``node`` event,
             so that the last will carries its full presence (URL included).
+        heartbeat: seconds between two republications of this node's presence.
+        presence_timeout: seconds without a heartbeat after which another node is gone.
+        counts: reads the server's current counts for the presence (None: none).
 
     Raises:
         BadMqttUrl: ``url`` is not an MQTT URL.
@@ -95,6 +114,9 @@ class Feed:
         on_message: MessageHandler | None = None,
         remote: RemoteRooms | None = None,
         wait_for_node: float = 0.0,
+        heartbeat: float = 5.0,
+        presence_timeout: float = 20.0,
+        counts: Counts | None = None,
     ) -> None:
         self.address = parse_mqtt_url(url)
         self.node_id = node_id
@@ -105,7 +127,18 @@ class Feed:
         self.batch = batch
         self.remote = remote
         self.subscriptions = tuple(subscriptions) + tuple(remote.filters if remote else ())
-        self.on_message = on_message or (remote.receive if remote else None)
+        self.on_message = on_message
+        self.heartbeat = heartbeat
+        self.counts = counts
+        if remote is not None:
+            presence = remote.presence
+            presence.heartbeat, presence.timeout = heartbeat, presence_timeout
+            # After a reconnection the others come back within their backoff's cap.
+            presence.rejoin = max(presence_timeout, self.backoff.cap + 2 * heartbeat)
+        #: Presence publications after the first: heartbeats and count changes.
+        self.heartbeats = 0
+        #: When the presence now held was last published (None: not by a tick yet).
+        self._beaten: float | None = None
         #: Events the bus gave that have no topic (a bad key); logged and skipped.
         self.invalid = 0
         self.outages = 0
@@ -136,17 +169,22 @@ class Feed:
             self._tasks = [
                 asyncio.create_task(self._consume(), name="feed-consume"),
                 asyncio.create_task(self._run(), name="feed-connection"),
+                asyncio.create_task(self._tick(), name="feed-heartbeat"),
             ]
 
     async def close(self, timeout: float = 2.0) -> None:
-        """Send what is waiting (up to ``timeout``), mark the node offline, disconnect."""
-        client = self._client
-        if client is not None and self.outbox.connected:
+        """Mark the node offline (once: the server's own ``offline`` if it said it, else here),
+        send what is waiting (up to ``timeout``), disconnect (cleanly: no last will)."""
+        for task in self._tasks:  # the consumer and the heartbeat: nothing new from here on
+            if task.get_name() != "feed-connection":
+                task.cancel()
+        for event in self._subscription.pending():
+            self.offer(event)
+        if self._tasks and (self._node_payload or {}).get("status") != "offline":
+            self.offer(FeedEvent("node", self.node_id, node_offline(self.node_id, self._node_payload)))
+        if self._client is not None and self.outbox.connected:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._drained(), timeout)
-            with contextlib.suppress(Exception):
-                offline = encode(node_offline(self.node_id, self._node_payload))
-                await client.publish(self.node_topic, offline, 1, True, self._props, timeout=timeout)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -180,6 +218,19 @@ class Feed:
             "feed_reconnects": self.reconnects,
             "feed_invalid": self.invalid,
             "feed_bus_dropped": self._subscription.dropped,
+            "feed_heartbeats": self.heartbeats,
+            **self._presence_stats(),
+        }
+
+    def _presence_stats(self) -> dict[str, int]:
+        if self.remote is None:
+            return {}
+        presence = self.remote.presence
+        return {
+            "feed_nodes": len(presence.nodes),
+            "feed_wills": presence.wills,
+            "feed_goodbyes": presence.goodbyes,
+            "feed_nodes_expired": presence.expired,
         }
 
     # -- bus side ----------------------------------------------------------------------------
@@ -195,12 +246,40 @@ class Feed:
         if event.kind == "node" and event.key == self.node_id:
             self._node_payload = event.payload
             self._node_seen.set()
+            self._beaten = None
         self.outbox.offer(pub)
         self._wakeup.set()
 
     async def _consume(self) -> None:
         while True:
             self.offer(await self._subscription.get())
+
+    async def _tick(self) -> None:
+        """Every second (or heartbeat, if shorter): forget the nodes gone silent, and
+        republish this node's presence when a heartbeat is due or its counts changed."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(1.0, self.heartbeat))
+            now = loop.time()
+            if self.remote is not None:
+                self.remote.tick(now)
+            self.beat(now)
+
+    def beat(self, now: float) -> bool:
+        """Republish this node's presence if a heartbeat is due at ``now`` or its counts
+        changed; only while connected and online. Returns whether it did."""
+        payload = self._node_payload
+        if payload is None or payload.get("status") != "online" or not self.outbox.connected:
+            return False
+        if self._beaten is None:
+            self._beaten = now  # the server's own publication, or a reconnection's
+        fresh = {**payload, **(self.counts() if self.counts is not None else {})}
+        if fresh == payload and now < self._beaten + self.heartbeat:
+            return False
+        self.heartbeats += 1
+        self.offer(FeedEvent("node", self.node_id, fresh))
+        self._beaten = now
+        return True
 
     async def _drained(self) -> None:
         while not self.idle:
@@ -258,6 +337,8 @@ class Feed:
             finally:
                 self._client = None
                 self.outbox.on_disconnected()
+                if self.remote is not None:
+                    self.remote.link_down()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._retry.wait(), self.backoff.next())
 
@@ -265,6 +346,9 @@ class Feed:
         self._client = client
         self.outbox.on_connected()
         self.backoff.reset()
+        self._beaten = None  # the presence goes out again now, with the retained state
+        if self.remote is not None:
+            self.remote.link_up(asyncio.get_running_loop().time())
         if self._ever_connected:
             self.reconnects += 1
         self._ever_connected = True
@@ -333,12 +417,16 @@ class Feed:
                 raise failure
 
     async def _listen(self, client: aiomqtt.Client) -> None:
+        loop = asyncio.get_running_loop()
         async for message in client.messages:
-            if self.on_message is None:
-                continue
             payload = message.payload
             data = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            topic, origin = str(message.topic), origin_of(message)
             try:
-                self.on_message(str(message.topic), data, message.retain, origin_of(message))
+                if self.remote is not None:
+                    will = _property(message, WILL) is not None
+                    self.remote.receive(topic, data, message.retain, origin, now=loop.time(), will=will)
+                if self.on_message is not None:
+                    self.on_message(topic, data, message.retain, origin)
             except Exception:
                 log.exception("feed: handler failed on %s", message.topic)

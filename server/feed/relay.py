@@ -5,8 +5,9 @@ arena, read from the broker. Sans-I/O: the bridge hands it every message receive
 
 A node learns the others from three topics:
 
-- ``nodes/{node}`` (retained): the node's URL and whether it is online. Rooms of a node
-  that is offline, or not yet heard of, are not listed.
+- ``nodes/{node}`` (retained, republished every heartbeat): the node's URL, its counts, and
+  whether it is online. Whether it is alive is judged from its heartbeats (`Presence`: a last
+  will is only a hint). Rooms of a node that is gone, or not yet heard of, are not listed.
 - ``lobby/rooms/{room}`` (retained): the summary of each room, by its host node.
 - ``rooms/{room}/events``: every room event; folded into a snapshot of the room's current
   game (with the rules engine) and forwarded to local spectators of that room.
@@ -27,6 +28,7 @@ from typing import Any
 from protocol.messages import MARK_NAMES
 from protocol.rules import IllegalMove, Mark, State, points
 from protocol.topics import PREFIX, decode, parse_topic
+from server.feed.presence import Presence
 
 log = logging.getLogger("ttt.feed")
 
@@ -88,11 +90,13 @@ class _Room:
 class RemoteRooms:
     """The other nodes' rooms, as seen from node ``node_id``."""
 
-    def __init__(self, node_id: str, prefix: str = PREFIX) -> None:
+    def __init__(self, node_id: str, prefix: str = PREFIX, presence: Presence | None = None) -> None:
         self.node_id = node_id
         self.prefix = prefix
-        #: node id -> its last presence payload (``url``, ``status``).
+        #: node id -> the last presence payload it published (``url``, ``status``, counts).
         self.nodes: dict[str, dict[str, Any]] = {}
+        #: Who is alive, from heartbeats: only its listed nodes' rooms are listed.
+        self.presence = presence or Presence()
         self._rooms: dict[str, _Room] = {}
         #: Rooms not re-confirmed by a retained summary since the last (re)subscription.
         self._unconfirmed: set[str] | None = None
@@ -181,8 +185,33 @@ class RemoteRooms:
         for room_id in stale:
             self._summary(room_id, None, None)
 
-    def receive(self, topic: str, payload: bytes, retained: bool, origin: str | None) -> None:
-        """Take one message from the broker (the bridge's ``on_message``)."""
+    def link_up(self, now: float) -> None:
+        """This node's link to the broker is up again (see `Presence.link_up`)."""
+        self.presence.link_up(now)
+
+    def link_down(self) -> None:
+        self.presence.link_down()
+
+    def tick(self, now: float) -> list[str]:
+        """Forget the nodes silent for too long (their rooms leave the lobby); returns them."""
+        gone = self.presence.gone(now)
+        for node in gone:
+            log.warning("feed: node %s has gone silent: its rooms leave the lobby", node)
+            self._changed(node, True, self.nodes.get(node, {}).get("url"))
+        return gone
+
+    def receive(
+        self,
+        topic: str,
+        payload: bytes,
+        retained: bool,
+        origin: str | None,
+        *,
+        now: float = 0.0,
+        will: bool = False,
+    ) -> None:
+        """Take one message from the broker (the bridge's ``on_message``), received at ``now``
+        (the loop's clock); ``will``: the broker sent it as its publisher's last will."""
         parsed = parse_topic(topic, self.prefix)
         if parsed is None or origin == self.node_id:
             return
@@ -193,24 +222,31 @@ class RemoteRooms:
             log.warning("feed: ignored a message on %s that is not a JSON object", topic)
             return
         if kind == "node":
-            self._node(key, body)
+            self._node(key, body, retained, will, now)
         elif kind == "room_summary":
             self._summary(key, body, origin)
         elif kind == "room_event" and body is not None:
             self._event(key, body, payload, origin)
 
     def _online(self, node: str | None) -> bool:
-        return node is not None and self.nodes.get(node, {}).get("status") == "online"
+        return node is not None and self.presence.listed(node)
 
-    def _node(self, node: str, body: dict[str, Any] | None) -> None:
-        if node == self.node_id:
-            return  # our own retained presence from an earlier run
+    def _node(self, node: str, body: dict[str, Any] | None, retained: bool, will: bool, now: float) -> None:
+        if node == self.node_id or body is None:
+            return  # our own retained presence from an earlier run; or a clear nobody sends
         was = self._online(node)
         old_url = self.nodes.get(node, {}).get("url") if was else None
-        if body is None:
-            self.nodes.pop(node, None)
-        else:
-            self.nodes[node] = body
+        self.nodes[node] = body
+        if body.get("status") == "online":
+            self.presence.online(node, now, retained)
+        elif self.presence.offline(node, now, retained, will):
+            log.info("feed: node %s said goodbye", node)
+        elif will and was and not retained:
+            log.info("feed: the broker sent node %s's last will: gone unless heard again", node)
+        self._changed(node, was, old_url)
+
+    def _changed(self, node: str, was: bool, old_url: Any) -> None:
+        """Tell the listeners what changed for ``node`` (listed before: ``was``, at ``old_url``)."""
         now = self._online(node)
         url = self.nodes.get(node, {}).get("url") if now else None
         if was != now or url != old_url:
