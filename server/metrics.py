@@ -21,6 +21,25 @@ from prometheus_client.registry import Collector
 _MOVE_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 _COMMIT_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0, 10.0)
 
+#: The MQTT feed's figures (`Feed.stats`): name -> (counter or gauge, help). A counter
+#: ``ttt_feed_x`` is exposed as ``ttt_feed_x_total``.
+FEED_FIGURES: dict[str, tuple[str, str]] = {
+    "feed_connected": ("gauge", "1 while connected to the MQTT broker."),
+    "feed_queued": ("gauge", "Room events waiting for the broker."),
+    "feed_retained": ("gauge", "Retained topics the node republishes after each reconnection."),
+    "feed_nodes": ("gauge", "Other nodes heard within the presence timeout (their rooms are listed)."),
+    "feed_published": ("counter", "Messages the broker confirmed (PUBACK)."),
+    "feed_overflow": ("counter", "Room events dropped because the queue was full while the broker was away."),
+    "feed_bus_dropped": ("counter", "Events the bus dropped because the MQTT bridge fell behind."),
+    "feed_invalid": ("counter", "Events skipped because their key cannot be a topic level."),
+    "feed_outages": ("counter", "Times the broker was lost."),
+    "feed_reconnects": ("counter", "Times the broker was found again after an outage."),
+    "feed_heartbeats": ("counter", "Republications of this node's presence (heartbeats, count changes)."),
+    "feed_wills": ("counter", "Last wills of other nodes heard live (hints: a node goes only when silent)."),
+    "feed_goodbyes": ("counter", "Other nodes that said offline themselves (a clean exit)."),
+    "feed_nodes_expired": ("counter", "Other nodes dropped because their heartbeats stopped."),
+}
+
 
 class ServerMetrics:
     """The registry of one server: its histograms, and a collector over ``server``."""
@@ -89,4 +108,5 @@ class _Figures(Collector):
         feed = server.feed
         if feed is not None and hasattr(feed, "stats"):
             for key, value in sorted(feed.stats().items()):
-                yield gauge(f"ttt_{key}", f"Feed: {key}.", value)
+                kind, help_text = FEED_FIGURES.get(key, ("gauge", f"Feed: {key}."))
+                yield (counter if kind == "counter" else gauge)(f"ttt_{key}", help_text, value)

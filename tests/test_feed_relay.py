@@ -146,19 +146,21 @@ def test_rooms_that_closed_while_disconnected_go_after_a_resync() -> None:
     view = RemoteRooms("B")
     told: list[tuple[str, Any]] = []
     view.on_lobby(lambda room, summary: told.append((room, summary and summary["status"])))
+    view.link_up(0.0)
     online(view)
     hosts = [Host(room_id=rid) for rid in ("ra1", "ra2")]
     for host in hosts:
         host.apply(host.room.sit("p1", "ann", Mark.X, 0.0))
         deliver(view, host.messages)
-    first = view.resync_started()
-    second = view.resync_started()  # the connection dropped again meanwhile
-    view.receive(
-        "ttt/v1/lobby/rooms/ra1", hosts[0].messages[-1][1], True, "A"
-    )  # ra2 is not retained any more
-    view.resync_done(first)
-    assert len(view.summaries()) == 2, "an outdated resync changes nothing"
-    view.resync_done(second)
+    view.link_down()
+    view.link_up(10.0)
+    view.resync_started()  # the broker restarted empty: nothing retained comes
+    assert view.tick(30.0) == [] and len(view.summaries()) == 2, "A not heard again: nothing to judge"
+    online(view, now=31.0)  # A is back and republishes its retained state: ra2 closed meanwhile
+    view.receive("ttt/v1/lobby/rooms/ra1", hosts[0].messages[-1][1], False, "A", now=31.0)
+    view.tick(32.9)
+    assert len(view.summaries()) == 2, "its summaries have resync_delay to arrive"
+    view.tick(33.0)
     assert [s["id"] for s in view.summaries()] == ["ra1"]
     assert told[-1] == ("ra2", None)
 

@@ -142,7 +142,7 @@ async def test_broker_killed_mid_game(node_a: ArenaServer, broker: Broker) -> No
     feed.outbox.max_events = 1  # room for one event while the broker is away
     await play(ann, bob, room, X_WINS[2:4], start=2)  # the game goes on without the broker
     down = await asyncio.to_thread(metrics, node_a)
-    assert (down["ttt_feed_connected"], down["ttt_feed_queued"], down["ttt_feed_overflow"]) == (0, 1, 1)
+    assert (down["ttt_feed_connected"], down["ttt_feed_queued"], down["ttt_feed_overflow_total"]) == (0, 1, 1)
 
     await until(lambda: feed.failures == feed.attempts)  # waiting out its backoff
     broker.start()  # empty: it lost every retained message
@@ -159,6 +159,10 @@ async def test_broker_killed_mid_game(node_a: ArenaServer, broker: Broker) -> No
         assert live.on("ttt/v1/nodes/a")[0].payload["status"] == "online", "retained state republished"
         assert live.on(f"ttt/v1/lobby/rooms/{room}")
     up = await asyncio.to_thread(metrics, node_a)
-    assert (up["ttt_feed_connected"], up["ttt_feed_outages"], up["ttt_feed_reconnects"]) == (1, 1, 1)
+    assert (up["ttt_feed_connected"], up["ttt_feed_outages_total"], up["ttt_feed_reconnects_total"]) == (
+        1,
+        1,
+        1,
+    )
     await ann.close()
     await bob.close()

@@ -56,9 +56,9 @@ Counts = Callable[[], dict[str, int]]
 
 def origin_props(node_id: str, packet_type: int = PacketTypes.PUBLISH) -> Properties:
     props = Properties(packet_type)  # type: ignore[no-untyped-call]
-    props.UserProperty = [(ORIGIN, node_id)]
-    if packet_type == PacketTypes.WILLMESSAGE:
-        props.UserProperty = [(ORIGIN, node_id), (WILL, "1")]
+    # (paho appends on each assignment to UserProperty: one assignment)
+    will = packet_type == PacketTypes.WILLMESSAGE
+    props.UserProperty = [(ORIGIN, node_id), (WILL, "1")] if will else [(ORIGIN, node_id)]
     return props
 
 
@@ -158,8 +158,6 @@ class Feed:
         self._node_seen = asyncio.Event()
         self._retry = asyncio.Event()
         self._wait_for_node = wait_for_node
-        #: Seconds after subscribing before rooms the broker no longer lists are dropped.
-        self.resync_delay = 2.0
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -318,27 +316,23 @@ class Feed:
             client.pending_calls_threshold = self.batch + 10
             try:
                 async with client:
-                    self._on_connected(client)
-                    resync = self.remote.resync_started() if self.remote is not None else 0
-                    for topic in self.subscriptions:
-                        # noLocal: the broker does not echo this node's own messages back.
-                        await client.subscribe(topic, options=SubscribeOptions(qos=1, noLocal=True))
-                    if self.remote is not None:
-                        # Retained messages follow each SUBACK at once; then stale rooms go.
-                        asyncio.get_running_loop().call_later(
-                            self.resync_delay, self.remote.resync_done, resync
-                        )
-                    async with asyncio.TaskGroup() as group:
-                        group.create_task(self._pump(client))
-                        group.create_task(self._listen(client))
+                    try:
+                        self._on_connected(client)
+                        if self.remote is not None:
+                            self.remote.resync_started()
+                        for topic in self.subscriptions:
+                            # noLocal: the broker does not echo this node's own messages back.
+                            await client.subscribe(topic, options=SubscribeOptions(qos=1, noLocal=True))
+                        async with asyncio.TaskGroup() as group:
+                            group.create_task(self._pump(client))
+                            group.create_task(self._listen(client))
+                    finally:
+                        self._link_down()  # at once: leaving the client may take a while
             except Exception as exc:  # any failure means: reconnect later
                 self.failures += 1
                 self._on_lost(exc)
             finally:
-                self._client = None
-                self.outbox.on_disconnected()
-                if self.remote is not None:
-                    self.remote.link_down()
+                self._link_down()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._retry.wait(), self.backoff.next())
 
@@ -366,6 +360,12 @@ class Feed:
         else:
             log.info("feed: connected to MQTT broker %s as node %s", self.address, self.node_id)
         self._wakeup.set()
+
+    def _link_down(self) -> None:
+        self._client = None
+        self.outbox.on_disconnected()
+        if self.remote is not None:
+            self.remote.link_down()
 
     def _on_lost(self, exc: BaseException) -> None:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:

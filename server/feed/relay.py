@@ -98,9 +98,12 @@ class RemoteRooms:
         #: Who is alive, from heartbeats: only its listed nodes' rooms are listed.
         self.presence = presence or Presence()
         self._rooms: dict[str, _Room] = {}
-        #: Rooms not re-confirmed by a retained summary since the last (re)subscription.
-        self._unconfirmed: set[str] | None = None
-        self._resyncs = 0
+        #: Rooms (-> host node) not re-confirmed by a summary since the last (re)subscription.
+        self._unconfirmed: dict[str, str | None] = {}
+        #: node -> when its unconfirmed rooms go (``resync_delay`` after it was heard again).
+        self._settle: dict[str, float] = {}
+        #: Seconds a node's summaries have to arrive once its presence is heard after a resync.
+        self.resync_delay = 2.0
         self._listeners: list[LobbyListener] = []
         self._node_listeners: list[NodeListener] = []
         self._event_listeners: list[EventListener] = []
@@ -169,21 +172,14 @@ class RemoteRooms:
 
     # -- what the broker says ------------------------------------------------------------------
 
-    def resync_started(self) -> int:
-        """The bridge (re)subscribed: the broker now sends every retained summary again. A room
-        that closed while this node was disconnected is not among them (its clear was not kept)."""
-        self._unconfirmed = {rid for rid, room in self._rooms.items() if room.summary is not None}
-        self._resyncs += 1
-        return self._resyncs
-
-    def resync_done(self, resync: int) -> None:
-        """The retained messages of resync number ``resync`` are in: forget the rooms the
-        broker no longer lists (unless a newer resync started meanwhile)."""
-        if resync != self._resyncs:
-            return
-        stale, self._unconfirmed = self._unconfirmed or set(), None
-        for room_id in stale:
-            self._summary(room_id, None, None)
+    def resync_started(self) -> None:
+        """The bridge (re)subscribed: the broker now sends the retained summaries again, or,
+        if it restarted empty, each node sends its own once it is back. A room that closed
+        while this node was disconnected is not among them (its clear was not kept): it goes
+        `resync_delay` after its host is heard again (see `tick`). A host not heard again
+        keeps its rooms until its presence times out."""
+        self._unconfirmed = {rid: room.node for rid, room in self._rooms.items() if room.summary is not None}
+        self._settle = {}
 
     def link_up(self, now: float) -> None:
         """This node's link to the broker is up again (see `Presence.link_up`)."""
@@ -193,7 +189,14 @@ class RemoteRooms:
         self.presence.link_down()
 
     def tick(self, now: float) -> list[str]:
-        """Forget the nodes silent for too long (their rooms leave the lobby); returns them."""
+        """Forget the nodes silent for too long (their rooms leave the lobby; returns them),
+        and the rooms a node no longer lists since the last resync."""
+        for node, due in list(self._settle.items()):
+            if now >= due and self.presence.linked:
+                del self._settle[node]
+                stale = [rid for rid, host in self._unconfirmed.items() if host == node]
+                for room_id in stale:
+                    self._summary(room_id, None, None)
         gone = self.presence.gone(now)
         for node in gone:
             log.warning("feed: node %s has gone silent: its rooms leave the lobby", node)
@@ -237,6 +240,8 @@ class RemoteRooms:
         was = self._online(node)
         old_url = self.nodes.get(node, {}).get("url") if was else None
         self.nodes[node] = body
+        if node not in self._settle and node in self._unconfirmed.values():
+            self._settle[node] = now + self.resync_delay  # its summaries come now, if any
         if body.get("status") == "online":
             self.presence.online(node, now, retained)
         elif self.presence.offline(node, now, retained, will):
@@ -258,8 +263,7 @@ class RemoteRooms:
                     self._tell(room_id, room.summary if now else None)
 
     def _summary(self, room_id: str, body: dict[str, Any] | None, origin: str | None) -> None:
-        if self._unconfirmed is not None:
-            self._unconfirmed.discard(room_id)
+        self._unconfirmed.pop(room_id, None)
         node = origin or (body or {}).get("node")
         room = self._rooms.get(room_id)
         if body is None:
