@@ -16,7 +16,11 @@ from server.bus import EventKind
 
 #: kind -> (payload schema source, what the channel carries).
 _PAYLOADS: dict[EventKind, tuple[Any, str]] = {
-    "node": (m.NodeStatus, "A node's presence; the last will sets status offline."),
+    "node": (
+        m.NodeStatus,
+        "A node's presence with its current counts, republished every heartbeat and on change; "
+        "the last will (MQTT 5 user property will) sets status offline.",
+    ),
     "room_summary": (m.RoomSummary, "A room as the lobby lists it; an empty message clears it (closed)."),
     "room_event": (
         Annotated[m.RoomEvent, Field(discriminator="type")],
