@@ -314,7 +314,11 @@ def test_a_will_is_only_a_hint() -> None:
     online(view, OFFLINE_A, now=22.0, will=True)  # now it really died (last beat at 20.0)
     assert view.tick(29.9) == [], "two heartbeats of silence first"
     assert view.tick(30.1) == ["A"]
-    assert view.presence.wills == 2 and view.presence.expired == 1
+    online(view, now=40.0)
+    online(view, OFFLINE_A, now=46.0, will=True)  # a will well after its last beat (at 40)
+    assert view.tick(50.9) == [], "one heartbeat of silence after the will first"
+    assert view.tick(51.1) == ["A"]
+    assert view.presence.wills == 3 and view.presence.expired == 2
 
 
 def test_a_goodbye_removes_the_node_at_once_a_retained_offline_does_not() -> None:

@@ -8,7 +8,9 @@ A node is listed while it has been heard within ``timeout``. What is *not* proof
 - **A last will** (``status: offline`` published by the broker on the node's behalf) is a
   hint. When the broker itself stops, Mosquitto sends every client's will, healthy or not.
   A will only shortens the wait: the node goes once it has been silent for two heartbeats
-  (a dead node's last beat is at most one heartbeat old when its will comes).
+  (a dead node's last beat is at most one heartbeat old when its will comes), and for one
+  heartbeat after the will (when the broker stops, the observer's own connection drops just
+  after the wills: that must be seen first).
 - **Silence while this node is cut off from the broker** says nothing about the others:
   nobody can be heard then. The clock stops while the link is down, and when it comes back
   every known node gets ``rejoin`` seconds to be heard again (the others reconnect with
@@ -47,8 +49,8 @@ class Presence:
     goodbyes: int = 0
     #: node -> when it was last heard (or given a fresh start on reconnection).
     _heard: dict[str, float] = field(default_factory=dict)
-    #: Nodes whose will came after their last heartbeat.
-    _suspect: set[str] = field(default_factory=set)
+    #: node -> when its will came (after its last heartbeat).
+    _suspect: dict[str, float] = field(default_factory=dict)
 
     def listed(self, node: str) -> bool:
         return node in self._heard
@@ -62,7 +64,7 @@ class Presence:
         if retained and node in self._heard:
             return  # old news: only a live beat moves the clock of a node already listed
         self._heard[node] = now
-        self._suspect.discard(node)
+        self._suspect.pop(node, None)
 
     def offline(self, node: str, now: float, retained: bool, will: bool) -> bool:
         """``nodes/{node}`` said ``offline``. Returns True when the node is gone at once
@@ -71,11 +73,11 @@ class Presence:
             return False
         if not will:
             del self._heard[node]
-            self._suspect.discard(node)
+            self._suspect.pop(node, None)
             self.goodbyes += 1
             return True
         self.wills += 1
-        self._suspect.add(node)
+        self._suspect.setdefault(node, now)
         return False
 
     def link_up(self, now: float) -> None:
@@ -92,8 +94,11 @@ class Presence:
 
     def due(self, node: str) -> float:
         """When ``node`` is gone unless heard before (only while linked)."""
-        silence = min(self.timeout, 2 * self.heartbeat) if node in self._suspect else self.timeout
-        return self._heard[node] + silence
+        heard = self._heard[node]
+        will = self._suspect.get(node)
+        if will is None:
+            return heard + self.timeout
+        return min(heard + self.timeout, max(heard + 2 * self.heartbeat, will + self.heartbeat))
 
     def gone(self, now: float) -> list[str]:
         """The nodes silent for too long, now removed; none while this node's link is down."""
@@ -102,6 +107,6 @@ class Presence:
         gone = [node for node in self._heard if now > self.due(node)]
         for node in gone:
             del self._heard[node]
-            self._suspect.discard(node)
+            self._suspect.pop(node, None)
         self.expired += len(gone)
         return gone
