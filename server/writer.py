@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -44,7 +43,9 @@ MAX_BATCH = 5000
 #: Pauses (seconds) before each new try of a failed transaction; the last repeats forever.
 BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
-Item = tuple[list[StoreOp], Callable[[], None] | None]
+#: A decision's operations, what to run once they are stored, and what to run instead if
+#: the store rejects them for good.
+Item = tuple[list[StoreOp], Callable[[], None] | None, Callable[[], None] | None]
 
 
 class Writer:
@@ -80,9 +81,15 @@ class Writer:
         self._pending: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def submit(self, ops: list[StoreOp], then: Callable[[], None] | None = None) -> None:
-        """Write ``ops`` (maybe none), then call ``then`` on the event loop. Never blocks."""
-        self._pending.put((ops, then))
+    def submit(
+        self,
+        ops: list[StoreOp],
+        then: Callable[[], None] | None = None,
+        rejected: Callable[[], None] | None = None,
+    ) -> None:
+        """Write ``ops`` (maybe none), then call ``then`` on the event loop; or ``rejected``
+        instead (in the same order), if the store will never take them. Never blocks."""
+        self._pending.put((ops, then, rejected))
 
     @property
     def backlog(self) -> int:
@@ -152,7 +159,7 @@ class Writer:
 
     def _announce(self, items: list[Item]) -> None:
         with self.announcing():
-            for _, then in items:
+            for _, then, _rejected in items:
                 if then is not None:
                     try:
                         then()
@@ -163,8 +170,9 @@ class Writer:
         """Write the operations of ``items`` in one transaction; the items to announce, or
         None when the server stops first. A batch holding an operation the store can never
         take (a constraint it breaks, such as a name another node took meanwhile) is
-        written decision by decision, and the decisions it refuses are not announced."""
-        ops = [op for batch, _ in items for op in batch]
+        written decision by decision; the decisions it refuses are not announced, and their
+        ``rejected`` callbacks run in their place (a new player hears ``name_taken``)."""
+        ops = [op for batch, _, _ in items for op in batch]
         try:
             return items if not ops or self._write_ops(ops) else None
         except _Rejected:
@@ -176,6 +184,7 @@ class Writer:
                 except _Rejected as exc:
                     self.failures += 1
                     log.error("the store rejects a decision (%s): it is not announced", exc)
+                    kept.append((item[0], item[2], None))  # told instead, in its turn
                     continue
                 kept.append(item)
             return kept
@@ -189,7 +198,7 @@ class Writer:
             try:
                 started = time.perf_counter()
                 self.store.write(ops)
-            except sqlite3.IntegrityError as exc:  # trying again cannot help
+            except self.store.rejected as exc:  # trying again cannot help
                 raise _Rejected(str(exc)) from exc
             except Exception as exc:
                 if attempt == 0:
