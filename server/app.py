@@ -125,6 +125,8 @@ class Conn:
     player: Player | None = None
     #: Frames that came while its hello waits for a read of the shared store (in order).
     held: list[str | bytes] | None = None
+    #: That read, while it runs.
+    reading: asyncio.Task[None] | None = None
 
     def send(self, text: str) -> None:
         self.out.send((self.ws,), text)
@@ -318,6 +320,8 @@ class ArenaServer:
                     await ws.close(1008, "no hello in time")
                     return
                 self.receive(conn, first)
+                if conn.reading is not None:  # a hello waits for the store: decided after it
+                    await asyncio.shield(conn.reading)
                 if conn.closing:
                     break
             conn.player = session.player
@@ -412,12 +416,19 @@ class ArenaServer:
             for frame in held:
                 self.receive(conn, frame)
 
-        self._spawn(then())
+        reading = conn.reading = self._spawn(then())
 
-    def _spawn(self, work: Any) -> None:
+        def done(_: object) -> None:
+            if conn.reading is reading:
+                conn.reading = None
+
+        reading.add_done_callback(done)
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
+        return task
 
     def _remote(self, conn: Conn, message: m.ClientMessage) -> bool:
         """Watching a room hosted on another node goes through the feed (issue 7)."""
