@@ -130,6 +130,7 @@ class PostgresStore(Store):
 
     dialect = "postgresql"
     rejected: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
+    transient: tuple[type[Exception], ...] = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
     def __init__(self, url: str, sync: str = "FULL") -> None:
         self.url = url

@@ -132,6 +132,8 @@ class Store:
     dialect = "sqlite"
     #: What the database raises for an operation it will never take (a constraint it breaks).
     rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
+    #: What it raises when another writer's transaction crossed this one (try again at once).
+    transient: tuple[type[Exception], ...] = ()
 
     def __init__(self, path: str, sync: str = "FULL") -> None:
         if sync.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):

@@ -40,6 +40,9 @@ class _Rejected(Exception):
 #: Most operations written in one transaction.
 MAX_BATCH = 5000
 
+#: Immediate tries of a transaction rolled back by a clash with another node's.
+TRANSIENT_TRIES = 5
+
 #: Pauses (seconds) before each new try of a failed transaction; the last repeats forever.
 BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
@@ -194,29 +197,30 @@ class Writer:
         works (True) or the server stops (False: the batch is neither stored nor announced).
         Announcements wait meanwhile, so nothing is announced before it is stored."""
         attempt = 0
+        clashes = 0
         while True:
             try:
                 started = time.perf_counter()
                 self.store.write(ops)
             except self.store.rejected as exc:  # trying again cannot help
                 raise _Rejected(str(exc)) from exc
-            except Exception as exc:
-                if attempt == 0:
+            except self.store.transient as exc:
+                # Another node's transaction crossed this one (a deadlock, a serialization
+                # failure): the database rolled this one back; trying again at once works.
+                clashes += 1
+                if clashes <= TRANSIENT_TRIES:
                     self.retried += 1
-                if self.down is None:
-                    self.down = f"{type(exc).__name__}: {exc}"
-                    log.error(
-                        "store write failed (%d operations): %s; refusing changes until it works",
-                        len(ops),
-                        self.down,
-                    )
-                    self._tell(self.failing, self.down)
-                pause = self.retries[min(attempt, len(self.retries) - 1)]
-                attempt += 1
-                if self._stopping.wait(pause):
-                    self.failures += 1
-                    log.error("shutting down with %d operations not stored (never announced)", len(ops))
+                    continue
+                self._failed(exc, ops, attempt)
+                if not self._pause(attempt, ops):
                     return False
+                attempt += 1
+                continue
+            except Exception as exc:
+                self._failed(exc, ops, attempt)
+                if not self._pause(attempt, ops):
+                    return False
+                attempt += 1
                 continue
             if self.committed is not None:
                 self.committed(time.perf_counter() - started)
@@ -225,6 +229,27 @@ class Writer:
                 self.down = None
                 self._tell(self.recovered)
             return True
+
+    def _failed(self, exc: Exception, ops: list[StoreOp], attempt: int) -> None:
+        """A try failed: count it; the first failure tells the loop the store is down."""
+        if attempt == 0:
+            self.retried += 1
+        if self.down is None:
+            self.down = f"{type(exc).__name__}: {exc}".strip()
+            log.error(
+                "store write failed (%d operations): %s; refusing changes until it works",
+                len(ops),
+                self.down,
+            )
+            self._tell(self.failing, self.down)
+
+    def _pause(self, attempt: int, ops: list[StoreOp]) -> bool:
+        """Wait before the next try (False: the server stops meanwhile; give up)."""
+        if self._stopping.wait(self.retries[min(attempt, len(self.retries) - 1)]):
+            self.failures += 1
+            log.error("shutting down with %d operations not stored (never announced)", len(ops))
+            return False
+        return True
 
     def _tell(self, callback: Callable[..., None] | None, *args: str) -> None:
         """Run ``callback(*args)`` on the loop (if there is one still running)."""

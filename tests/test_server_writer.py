@@ -123,3 +123,33 @@ async def test_a_decision_the_store_rejects_is_dropped_and_the_others_go_on(tmp_
     assert writer.failures == 1 and writer.down is None
     assert [r[0] for r in store.players()] == ["p0", "p1", "p3"]
     store.close()
+
+
+class Clash(Exception):
+    """As PostgreSQL's deadlock_detected: another node's transaction crossed this one."""
+
+
+class Crossed(Store):
+    """A real store whose first ``clashes`` transactions are rolled back by a clash."""
+
+    transient = (Clash,)
+
+    def __init__(self, path: str, clashes: int) -> None:
+        super().__init__(path)
+        self.clashes_left = clashes
+
+    def write(self, ops: list[StoreOp]) -> None:
+        if self.clashes_left > 0:
+            self.clashes_left -= 1
+            raise Clash("deadlock detected")
+        super().write(ops)
+
+
+async def test_a_clash_with_another_node_is_tried_again_at_once_without_an_outage(tmp_path: Path) -> None:
+    store = Crossed(str(tmp_path / "a.db"), clashes=3)
+    told: list[str] = []
+    writer = Writer(store, retries=(5.0,), failing=told.append)  # a pause would outlast the test
+    seen = await run(writer, [PlayerSaved("p1", "alice", "human", "h1")])
+    assert seen == [[("p1", "alice", "human", "h1")]] and told == [] and writer.down is None
+    assert writer.retried == 3
+    store.close()
