@@ -91,6 +91,10 @@ class PgConnection:
         with self.connection().cursor() as cur:
             cur.executemany(placeholders(sql), [_params(p) for p in seq])
 
+    def executescript(self, script: str) -> None:
+        """Several statements, no parameters (sent as one simple query)."""
+        self.connection().execute(script.encode())
+
     def cursor(self) -> PgConnection:
         return self
 
@@ -131,6 +135,8 @@ class PostgresStore(Store):
     dialect = "postgresql"
     rejected: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
     transient: tuple[type[Exception], ...] = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+    BEGIN = "BEGIN"
+    FOR_UPDATE = " FOR UPDATE"
 
     def __init__(self, url: str, sync: str = "FULL") -> None:
         self.url = url

@@ -24,6 +24,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -134,6 +135,11 @@ class Store:
     rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
     #: What it raises when another writer's transaction crossed this one (try again at once).
     transient: tuple[type[Exception], ...] = ()
+    #: How a transaction that writes starts (SQLite: take the write lock at once).
+    BEGIN = "BEGIN IMMEDIATE"
+    #: What locks the rows a SELECT reads until the transaction ends (SQLite: the
+    #: transaction's write lock already does), for ``"SELECT ..." + store.FOR_UPDATE``.
+    FOR_UPDATE = ""
 
     def __init__(self, path: str, sync: str = "FULL") -> None:
         if sync.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
@@ -194,6 +200,23 @@ class Store:
                 self._transaction(cur, ops, now)
         self.writes += len(ops)
         self.batches += 1
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One transaction on the writer's connection, for methods beyond `write` (from the
+        writer's thread, or before it runs): yields the cursor (``?`` placeholders on both
+        stores); commits at the end, rolls back if the block raises."""
+        with self.lock:
+            cur = self.db.cursor()
+            cur.execute(self.BEGIN)
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    with contextlib.suppress(Exception):
+                        cur.execute("ROLLBACK")
+                raise
 
     def _transaction(self, cur: Any, ops: list[StoreOp], now: float) -> None:
         cur.execute("BEGIN")

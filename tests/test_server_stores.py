@@ -227,3 +227,37 @@ def test_two_nodes_creating_the_tables_at_once(pg_url: str) -> None:
     store = open_store(pg_url)
     assert version_of(store.db) == SCHEMA_VERSION
     store.close()
+
+
+def test_a_database_server_that_cannot_be_reached_stops_the_start_with_one_line() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql://ttt:secret@127.0.0.1:{port}/arena"
+    serve = [sys.executable, "-m", "protocol.cli", "serve", "--port", "0", "--house-bots", "none"]
+    served = subprocess.run([*serve, "--db", url], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    lines = [line for line in served.stderr.splitlines() if line.strip()]
+    assert served.returncode == 2 and len(lines) == 1, served.stderr
+    assert "cannot use the database postgresql://ttt:***@127.0.0.1" in lines[0] and "secret" not in lines[0]
+    assert "Traceback" not in served.stderr
+
+
+def test_a_method_written_once_runs_on_both_stores(any_db: str) -> None:
+    """What a new Store method is written with: `transaction`, ``?`` placeholders,
+    `FOR_UPDATE`, standard SQL; a block that raises changes nothing."""
+    store = open_store(any_db)
+    try:
+        store.write([_room("r1", 2)])
+        with store.transaction() as cur:
+            (seq,) = next(iter(cur.execute("SELECT seq FROM rooms WHERE id = ?" + store.FOR_UPDATE, ("r1",))))
+            cur.execute("UPDATE rooms SET seq = ? WHERE id = ?", (seq + 1, "r1"))
+        with pytest.raises(RuntimeError), store.transaction() as cur:
+            cur.execute("UPDATE rooms SET seq = 99 WHERE id = ?", ("r1",))
+            raise RuntimeError("changed my mind")
+        assert store.query("SELECT seq FROM rooms WHERE id = ?", ("r1",)) == [(3,)]
+        store.db.executescript("CREATE TABLE extra (a INTEGER); CREATE TABLE extra2 (b INTEGER);")
+        assert store.query("SELECT count(*) FROM extra2") == [(0,)]
+    finally:
+        store.close()
