@@ -389,7 +389,7 @@ class ArenaServer:
         if isinstance(message, m.Hello) and self.shared.needs(message):
             self._read_then(conn, self.shared.load(message), message)
             return
-        if isinstance(message, m.GetLeaderboard):
+        if isinstance(message, m.GetLeaderboard) and session is not None and session.player is not None:
             self._read_then(conn, self.shared.leaderboard(message.variant, message.limit), message)
             return
         self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))

@@ -188,6 +188,7 @@ class Arena:
         if player is None:
             return
         self.players.remove(player)
+        self.errors[ErrorCode.NAME_TAKEN] += 1
         if session is not None and session.player is player:
             session.player = None
             session.rooms.clear()
