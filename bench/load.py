@@ -2,7 +2,13 @@
 beside the baselines that say what those figures are worth, all in one run.
 
 Run: .venv/bin/python bench/load.py [--connections 1000] [--seconds 10] [--paced-runs 10]
-     [--idle 5000] [--loop uvloop|asyncio] [--before DIR]
+     [--idle 5000] [--loop uvloop|asyncio] [--before DIR] [--postgres | --db postgresql://...]
+
+With ``--postgres`` (a PostgreSQL of its own, started for the run in a temporary
+folder as `tests/pg_harness.py` does; fsync and synchronous_commit on) or ``--db URL``
+(an existing database), the same server is also loaded on PostgreSQL (``arena-pg``),
+beside the one on SQLite, in the same run. Its CPU figures are the ``ttt serve``
+process's only; PostgreSQL's own processes are not counted.
 
 Starts `ttt serve` as its own process (durable writes on: SQLite WAL, synchronous
 FULL, in a temporary directory) and drives it from this process with raw
@@ -80,8 +86,13 @@ def arena_command(port: int, db: str, loop: str, tree: str | None) -> list[str]:
     """`ttt serve` of this checkout (or of ``tree``), on ``loop``, durable, limits out of the way."""
     cli = os.path.join(tree or os.path.dirname(HERE), "server", "cli.py")
     with open(cli) as f:
-        knows_loop = '"--loop"' in f.read()  # an older version knows only --uvloop
+        source = f.read()
+    knows_loop = '"--loop"' in source  # an older version knows only --uvloop
     chosen = ["--loop", loop] if knows_loop else ["--uvloop"] if loop == "uvloop" else []
+    if '"--signup-burst"' in source:  # every load client is a new player from one address
+        chosen += ["--signup-burst", "1000000"]
+    if '"--ip-rate"' in source:  # ...and all of them share that address's message budget
+        chosen += ["--ip-rate", "1000000", "--ip-burst", "1000000"]
     profile = os.environ.get("LOAD_PROFILE")  # a file: run the server under cProfile
     pre = ["-m", "cProfile", "-o", profile] if profile else []
     return [
@@ -149,6 +160,9 @@ def report_flat(name: str, phase: Phase) -> None:
 def command(args: argparse.Namespace, tmp: str, name: str, port: int) -> tuple[list[str], str | None]:
     """How to start the server called ``name`` on ``port``, and the source tree it runs from."""
     db = os.path.join(tmp, f"{name}-{port}.db")
+    if name == "arena-pg":  # a fresh database each time on our own PostgreSQL; else the one named
+        url = args.pg.create_db(f"load_{port}") if args.pg is not None else args.db
+        return arena_command(port, url, args.loop, None), None
     if name in ("arena", "before"):
         tree = args.before if name == "before" else None
         return arena_command(port, db, args.loop, tree), tree
@@ -176,7 +190,7 @@ async def session(
     measure its memory per idle connection (``idle`` of them; 0: not)."""
     port = free_port()
     cmd, tree = command(args, tmp, name, port)
-    metrics = f"http://127.0.0.1:{port}/metrics" if name in ("arena", "before") else None
+    metrics = f"http://127.0.0.1:{port}/metrics" if name in ("arena", "arena-pg", "before") else None
     url = f"ws://127.0.0.1:{port}"
     async with running(cmd, port, tree) as pid:
         if name == "echo":
@@ -218,11 +232,34 @@ async def main() -> None:
     parser.add_argument("--loop", default="uvloop", choices=["uvloop", "asyncio"], help="every server's loop")
     parser.add_argument("--before", metavar="DIR", help="also load the server of this checkout")
     parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also load the server on a PostgreSQL started for the run (arena-pg)",
+    )
+    parser.add_argument(
+        "--db", metavar="URL", help="also load the server on this PostgreSQL database (arena-pg)"
+    )
+    parser.add_argument(
         "--baselines",
         default="floor,tutorial,echo",
         help="which baselines (floor,floor-nostore,tutorial,echo)",
     )
     args = parser.parse_args()
+    args.pg = None
+    if args.postgres:
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+        from pg_harness import PgCluster
+
+        args.pg = PgCluster(durable=True)
+        args.pg.start()
+    try:
+        await measure(args)
+    finally:
+        if args.pg is not None:
+            args.pg.destroy()
+
+
+async def measure(args: argparse.Namespace) -> None:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     from protocol.rules import find_variant
@@ -230,10 +267,11 @@ async def main() -> None:
     args.cells = find_variant(args.variant).cells
     print(
         f"{args.connections} connections ({args.connections // 2} games of {args.variant}), server loop "
-        f"{args.loop}, clients {client_loop()}; durable: SQLite WAL, synchronous FULL; cores "
+        f"{args.loop}, clients {client_loop()}; durable: SQLite WAL, synchronous FULL"
+        f"{'; PostgreSQL fsync on, synchronous_commit on' if args.pg or args.db else ''}; cores "
         f"{os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start"
     )
-    servers = ["arena", *(["before"] if args.before else [])]
+    servers = ["arena", *(["arena-pg"] if args.pg or args.db else []), *(["before"] if args.before else [])]
     bases = [b for b in args.baselines.split(",") if b]
     flat: dict[str, list[Phase]] = {name: [] for name in servers + bases}
     with tempfile.TemporaryDirectory() as tmp:
@@ -265,6 +303,15 @@ async def main() -> None:
         print(
             f"  {name}: {statistics.median(p.rate for p in phases):.0f} moves/s, server CPU "
             f"{us(statistics.median(p.server_cpu for p in phases))}/move"
+        )
+    if "arena-pg" in flat:
+        pg, lite = flat["arena-pg"], flat["arena"]
+        rate = [a.rate / b.rate for a, b in zip(pg, lite, strict=True)]
+        p99 = [pct(a.latencies, 99) / pct(b.latencies, 99) for a, b in zip(pg, lite, strict=True)]
+        print(
+            f"  arena-pg / arena (PostgreSQL / SQLite, one node): flat-out moves/s "
+            f"{' '.join(f'{x:.2f}' for x in rate)} -> {statistics.median(rate):.2f}x; move-to-broadcast "
+            f"p99 {' '.join(f'{x:.2f}' for x in p99)} -> {statistics.median(p99):.2f}x"
         )
     print("ratios (same run; each round's ratio, then their median):")
     for name in servers:

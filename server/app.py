@@ -44,6 +44,7 @@ from server.metrics import ServerMetrics
 from server.players import Player
 from server.recovery import recover
 from server.room import Room
+from server.storage import open_store
 from server.store import Store
 from server.writer import Writer
 
@@ -124,6 +125,8 @@ class Conn:
     player: Player | None = None
     #: Frames that came while its hello waits for a read of the shared store (in order).
     held: list[str | bytes] | None = None
+    #: That read, while it runs.
+    reading: asyncio.Task[None] | None = None
 
     def send(self, text: str) -> None:
         self.out.send((self.ws,), text)
@@ -141,13 +144,13 @@ class ArenaServer:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.store = store or Store(self.config.db, self.config.sync)
+        self.store = store or open_store(self.config.db, self.config.sync)
         self.arena = Arena(self.config)
-        self.shared: Any = None
-        if self.config.node_id != "local":  # several nodes share the store: read through it
-            from server.feed.shared import wire
+        from server.feed.shared import wire
 
-            self.shared = wire(self.arena, self.store)
+        #: Read-throughs to the store, off the loop: players are loaded when they come
+        #: back (or come from another node), leaderboards read the whole database.
+        self.shared = wire(self.arena, self.store)
         self._reads: set[asyncio.Task[None]] = set()
         self.bus = EventBus()
         self.outbox = FrameOutbox()
@@ -271,8 +274,6 @@ class ArenaServer:
         if self.feed is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.feed.close(), 5)
-        if self.shared is not None:
-            self.shared.close()
         self.store.close()
         if self.accept_errors is not None:
             self.accept_errors.uninstall()
@@ -319,6 +320,8 @@ class ArenaServer:
                     await ws.close(1008, "no hello in time")
                     return
                 self.receive(conn, first)
+                if conn.reading is not None:  # a hello waits for the store: decided after it
+                    await asyncio.shield(conn.reading)
                 if conn.closing:
                     break
             conn.player = session.player
@@ -383,8 +386,11 @@ class ArenaServer:
         session = self.arena.sessions.get(conn.id)
         if session is not None and session.player is not None and self._remote(conn, message):
             return
-        if self.shared is not None and isinstance(message, m.Hello) and self.shared.needs(message):
+        if isinstance(message, m.Hello) and self.shared.needs(message):
             self._read_then(conn, self.shared.load(message), message)
+            return
+        if isinstance(message, m.GetLeaderboard) and session is not None and session.player is not None:
+            self._read_then(conn, self.shared.leaderboard(message.variant, message.limit), message)
             return
         self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
 
@@ -394,23 +400,35 @@ class ArenaServer:
         conn.held = []
 
         async def then() -> None:
+            failed = None
             try:
                 await read
-            except Exception:
-                log.exception("reading the shared store failed")
+            except Exception as exc:
+                failed = f"{type(exc).__name__}: {exc}".strip()
+                log.warning("reading the store failed: %s", failed)
             held, conn.held = conn.held or [], None
             if conn.closing or conn.id not in self.arena.sessions:
                 return
-            self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
+            if failed is not None:  # not "bad_token": the token may well be good
+                self._deliver(outage.unreadable(self.arena, conn.id, message, failed).now)
+            else:
+                self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
             for frame in held:
                 self.receive(conn, frame)
 
-        self._spawn(then())
+        reading = conn.reading = self._spawn(then())
 
-    def _spawn(self, work: Any) -> None:
+        def done(_: object) -> None:
+            if conn.reading is reading:
+                conn.reading = None
+
+        reading.add_done_callback(done)
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
+        return task
 
     def _remote(self, conn: Conn, message: m.ClientMessage) -> bool:
         """Watching a room hosted on another node goes through the feed (issue 7)."""
@@ -511,7 +529,12 @@ class ArenaServer:
         if decision.ops or decision.later:
             later = decision.later
             decided = time.perf_counter()
-            self.writer.submit(decision.ops, (lambda: self._deliver(later, decided)) if later else None)
+            rejected = decision.rejected
+            self.writer.submit(
+                decision.ops,
+                (lambda: self._deliver(later, decided)) if later else None,
+                (lambda: self._deliver(rejected)) if rejected else None,
+            )
         if self.arena.lobby_dirty:
             self._schedule_lobby()
 
@@ -542,7 +565,7 @@ class ArenaServer:
             if isinstance(event, m.GameStarted):
                 self._started_at[event.game] = time.time()
                 room = self.arena.rooms.get(ann.room)
-                if self.shared is not None and room is not None and room.game is not None:
+                if self.config.node_id != "local" and room is not None and room.game is not None:
                     self._spawn(self.shared.refresh([room.game.x, room.game.o]))
             if feeding:  # building the feed's JSON costs as much as the frame: only for listeners
                 self.bus.publish(FeedEvent("room_event", ann.room, event.model_dump(mode="json")))

@@ -27,7 +27,7 @@ from protocol.bucket import TokenBucket
 from protocol.errors import ErrorCode
 from protocol.rules import Mark
 from server.config import ServerConfig
-from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell
+from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome
 from server.frames import MovedEvent, encode
 from server.ops import SeqSaved
 from server.players import Player, Roster, Session
@@ -178,7 +178,23 @@ class Arena:
             return self._attach(out, now)
         if isinstance(out, Publish) and out.kind == "rating":
             self.touch_lobby(player_id=out.key)  # the lobby shows ratings
+        if isinstance(out, Unwelcome):
+            self._unwelcome(out)
         return []
+
+    def _unwelcome(self, out: Unwelcome) -> None:
+        session = self.sessions.get(out.conn)
+        player = self.players.by_id.get(out.player)
+        if player is None:
+            return
+        self.players.remove(player)
+        self.errors[ErrorCode.NAME_TAKEN] += 1
+        if session is not None and session.player is player:
+            session.player = None
+            session.rooms.clear()
+        if self.online.get(player.id) is session:
+            del self.online[player.id]
+        self.touch_lobby(player_id=player.id)
 
     def _announce(self, ann: Announce) -> list[tuple[int, str]]:
         room = self.rooms.get(ann.room)

@@ -21,7 +21,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run the game server (WebSocket, plus /healthz and /metrics)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    p.add_argument("--db", default="./ttt-arena.db", help="SQLite database file (default ./ttt-arena.db)")
+    p.add_argument(
+        "--db",
+        default="./ttt-arena.db",
+        help="the store: a SQLite database file (default ./ttt-arena.db), or a PostgreSQL URL "
+        "(postgresql://user:password@host:5432/dbname) that several nodes share",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument(
         "--loop",
@@ -92,7 +97,12 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--signup-rate", type=float, default=1.0, help="...and per second after that (default 1.0)"
     )
-    p.add_argument("--sync", default="FULL", choices=["FULL", "NORMAL"], help="SQLite synchronous mode")
+    p.add_argument(
+        "--sync",
+        default="FULL",
+        choices=["FULL", "NORMAL"],
+        help="SQLite synchronous mode (PostgreSQL: its own synchronous_commit decides)",
+    )
     p.add_argument(
         "--mqtt", metavar="URL", help="publish the event feed to this MQTT broker (mqtt://host:port)"
     )
@@ -155,7 +165,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     problem = _cannot_store(args.db, args.sync)
     if problem is not None:
-        print(f"ttt serve: cannot use the database {args.db}: {problem}", file=sys.stderr)
+        print(f"ttt serve: cannot use the database {_shown(args.db)}: {problem}", file=sys.stderr)
         return 2
     config = ServerConfig(
         host=args.host,
@@ -202,20 +212,39 @@ def _serve(args: argparse.Namespace) -> int:
 Companions = Callable[[str], Awaitable[Any]]
 
 
+def _shown(db: str) -> str:
+    """``db`` as logs show it (a URL without its password)."""
+    from server.storage import is_url
+
+    if not is_url(db):
+        return db
+    from server.postgres import redacted
+
+    return redacted(db)
+
+
 def _cannot_store(db: str, sync: str) -> str | None:
     """Why the server could not write ``db`` (None: it can): checked before it starts, so
-    it never welcomes a player it cannot store."""
+    it never welcomes a player it cannot store. Creates or upgrades the tables."""
     import sqlite3
 
-    from server.store import Store, unwritable
+    from server.schema import SchemaTooNew
+    from server.storage import is_url, open_store
+    from server.store import unwritable
 
-    problem = unwritable(db)
-    if problem is not None:
-        return problem
+    if not is_url(db):
+        problem = unwritable(db)
+        if problem is not None:
+            return problem
     try:
-        Store(db, sync).close()  # creates or upgrades the tables
+        open_store(db, sync).close()
+    except SchemaTooNew as exc:
+        return str(exc)
     except sqlite3.Error as exc:
         return f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # psycopg's errors: refused, no such database, bad password
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"{type(exc).__name__}: {first}"
     return None
 
 
@@ -279,7 +308,9 @@ async def run_server(config: Any, mqtt: str | None = None, companions: Companion
         loop.add_signal_handler(sig, stop.set)
     loop_name = type(loop).__module__.partition(".")[0]  # uvloop or asyncio
     print(
-        f"ttt-arena serving on {server.url} (db {config.db}, loop {loop_name})", file=sys.stderr, flush=True
+        f"ttt-arena serving on {server.url} (db {server.store.path}, loop {loop_name})",
+        file=sys.stderr,
+        flush=True,
     )
     await stop.wait()
     if house is not None:

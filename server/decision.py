@@ -83,7 +83,17 @@ class Publish:
     payload: dict[str, object]
 
 
-Out = Reply | Tell | Announce | Attach | Close | Publish
+@dataclass(frozen=True, slots=True)
+class Unwelcome:
+    """The store refused the new player ``player`` made by ``conn``'s hello (another node
+    took its name meanwhile): the arena forgets the player; the connection is as before
+    its hello."""
+
+    conn: int
+    player: str
+
+
+Out = Reply | Tell | Announce | Attach | Close | Publish | Unwelcome
 
 
 @dataclass(slots=True)
@@ -95,12 +105,16 @@ class Decision:
     later: list[Out] = field(default_factory=list)
     #: (due, key): call `events.tick` with the key then. Keys are room ids or ``"challenge:ID"``.
     wake: list[tuple[float, str]] = field(default_factory=list)
+    #: Delivered instead of ``later`` if the store rejects ``ops`` for good (a constraint
+    #: they break, such as a name another node took since it was looked up).
+    rejected: list[Out] = field(default_factory=list)
 
     def __iadd__(self, other: Decision) -> Decision:
         self.now += other.now
         self.ops += other.ops
         self.later += other.later
         self.wake += other.wake
+        self.rejected += other.rejected
         return self
 
     @property

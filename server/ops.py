@@ -79,12 +79,17 @@ class SeqSaved:
 
 @dataclass(frozen=True, slots=True)
 class RatingSaved:
+    """A player's rating after a game. With ``was`` (rating, rd, vol, games before it),
+    the store adds what the game changed to what it holds, so two nodes rating one
+    player at once both count; without, it sets these values."""
+
     player: str
     variant: str
     rating: float
     rd: float
     vol: float
     games: int
+    was: tuple[float, float, float, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,19 @@ def refused(arena: Arena, conn: int, message: m.ClientMessage) -> Decision | Non
     return Decision(now=[Reply(conn, m.encode(error))])
 
 
+def unreadable(arena: Arena, conn: int, message: m.ClientMessage, reason: str) -> Decision:
+    """The refusal of ``message`` when the store could not be read for it (a player this
+    node has not loaded, a leaderboard): ``store_unavailable``, never ``bad_token``."""
+    arena.errors[ErrorCode.STORE_UNAVAILABLE] += 1
+    error = m.Error(
+        code=ErrorCode.STORE_UNAVAILABLE,
+        message=f"the server cannot read its store just now ({reason}); nothing was changed",
+        ref=message.ref,
+        retry_after=RETRY_AFTER,
+    )
+    return Decision(now=[Reply(conn, m.encode(error))])
+
+
 def unstored(arena: Arena, decision: Decision) -> Decision:
     """A decision made during an outage that stores nothing (a returning player's hello)
     is delivered at once rather than behind the batch the store refuses."""

@@ -32,9 +32,10 @@ class Session:
 class Roster:
     """Every known player, by id, by name (case-folded) and by token hash.
 
-    Lookups never touch the store: with several nodes on one store, the shell reads a
-    player another node created into the roster (in a thread) before deciding its hello
-    (`server.feed.shared.SharedReads`)."""
+    Only the players a node has met since it started are here (and those of the rooms it
+    recovered): lookups never touch the store; the shell reads a player it does not know
+    (created before it started, or by another node) into the roster, in a thread,
+    before deciding its hello (`server.feed.shared.SharedReads`)."""
 
     def __init__(self) -> None:
         self.by_id: dict[str, Player] = {}
@@ -45,6 +46,14 @@ class Roster:
         self.by_id[player.id] = player
         self.by_name[player.name.casefold()] = player
         self.by_token[player.token_hash] = player
+
+    def remove(self, player: Player) -> None:
+        """Forget ``player`` (one the store refused)."""
+        for index, key in ((self.by_id, player.id), (self.by_name, player.name.casefold())):
+            if index.get(key) is player:
+                del index[key]
+        if self.by_token.get(player.token_hash) is player:
+            del self.by_token[player.token_hash]
 
     def __getitem__(self, pid: str) -> Player:
         return self.by_id[pid]

@@ -44,7 +44,8 @@ class Ratings:
             player.update_player([theirs.rating], [theirs.rd], [score])
             new = Rating(float(player.getRating()), float(player.getRd()), float(player.vol), mine.games + 1)
             self.table[me, variant] = new
-            saved.append(RatingSaved(me, variant, new.rating, new.rd, new.vol, new.games))
+            was = (mine.rating, mine.rd, mine.vol, mine.games)
+            saved.append(RatingSaved(me, variant, new.rating, new.rd, new.vol, new.games, was))
         return saved
 
     def of_player(self, player: str) -> dict[str, int]:

@@ -1,4 +1,8 @@
-"""Start-up: players, ratings and open rooms back from the store.
+"""Start-up: open rooms back from the store, with their players and those players' ratings.
+
+Other players stay in the store until they come back (`server.feed.shared` loads a
+player by token or name when its hello comes), so a node with many accounts starts
+fast and holds only the players it meets.
 
 A game in progress continues where its last stored move left it: clocks as
 stored after that move (time while the server was down is not charged), and
@@ -35,15 +39,16 @@ def own_room(node_id: str, room_id: str) -> bool:
 def recover(arena: Arena, store: Store, now: float) -> Decision:
     """Load ``store`` into ``arena``; the decision closes rooms that cannot go on and wakes
     the recovered ones when their grace periods end."""
-    for pid, name, kind, token_hash in store.players():
+    mine = [r for r in store.open_rooms() if own_room(arena.config.node_id, r.id)]  # not other nodes'
+    seated = {pid for r in mine for pid in r.seats_taken()}
+    ids = sorted(seated | {p for r in mine for g in r.games for p in (g.x, g.o)})
+    for pid, name, kind, token_hash in store.players_with_ids(ids):
         arena.players.add(Player(pid, name, kind, token_hash))
-    for pid, variant, rating, rd, vol, games in store.ratings():
+    for pid, variant, rating, rd, vol, games in store.ratings_of(ids):
         arena.ratings.load(pid, variant, Rating(rating, rd, vol, games))
     decision = Decision()
     closed = []
-    for stored in store.open_rooms():
-        if not own_room(arena.config.node_id, stored.id):
-            continue  # another node's room in a shared database
+    for stored in mine:
         try:
             room = _room(arena, stored, now)
         except (ArenaError, ValueError, KeyError):

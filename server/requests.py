@@ -13,13 +13,13 @@ from typing import Any
 
 from protocol import __version__
 from protocol import messages as m
-from protocol.errors import ArenaError
+from protocol.errors import ArenaError, ErrorCode
 from protocol.rules import Mark, find_variant
 from server import challenges, frames
 from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
-from server.decision import Attach, Close, Decision, Out, Reply, Tell
+from server.decision import Attach, Close, Decision, Out, Reply, Tell, Unwelcome
 from server.frames import MovedEvent
 from server.ops import PlayerSaved
 from server.players import Player, Session
@@ -80,6 +80,12 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
         player = Player("p" + secrets.token_hex(6), msg.name, msg.kind, hash_token(token))
         arena.players.add(player)
         decision.ops.append(PlayerSaved(player.id, player.name, player.kind, player.token_hash))
+        taken = m.Error(
+            code=ErrorCode.NAME_TAKEN,
+            message=f"the name {msg.name!r} is taken; come back with its token",
+            ref=msg.ref,
+        )
+        decision.rejected = [Unwelcome(session.conn, player.id), Reply(session.conn, m.encode(taken))]
     old = arena.online.get(player.id)
     if old is not None:  # the newest connection wins: the old one is often half dead
         goodbye = m.encode(m.Goodbye(reason="replaced by a new connection", close_code=1008))

@@ -1,8 +1,17 @@
-"""The SQLite store (WAL mode): players with hashed tokens, rooms, games, moves, results, ratings.
+"""The store: players with hashed tokens, rooms, games, moves, results, ratings.
+
+`Store` is the embedded default, one SQLite file in WAL mode; `server.postgres`
+holds the same tables in PostgreSQL for several nodes on several hosts
+(`server.storage.open_store` picks one from ``--db``). Both run the same methods:
+SQL here is written once, with ``?`` placeholders and standard SQL (``INSERT ... ON
+CONFLICT``), and the PostgreSQL store only swaps what differs (how a batch of moves is
+written, its connections). The tables and their versions are in `server.schema`.
 
 Synchronous on purpose: the server's `server.writer.Writer` runs `write` in a
-worker thread, one transaction per batch of operations from many rooms. Wall
-clock times are stamped here, never in the rooms.
+worker thread, one transaction per batch of operations from many rooms; the reads a
+node makes while it runs (`find_player`, `ratings_of`, `leaderboard`) go through a
+connection of their own, from worker threads. Wall clock times are stamped here,
+never in the rooms.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -28,28 +38,15 @@ from server.ops import (
     SeqSaved,
     StoreOp,
 )
+from server.schema import TABLES, migrate, name_key
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS players (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
-    token_hash TEXT NOT NULL UNIQUE, created REAL NOT NULL, name_key TEXT);
-CREATE TABLE IF NOT EXISTS ratings (
-    player TEXT NOT NULL, variant TEXT NOT NULL, rating REAL NOT NULL, rd REAL NOT NULL,
-    vol REAL NOT NULL, games INTEGER NOT NULL, updated REAL NOT NULL, PRIMARY KEY (player, variant));
-CREATE TABLE IF NOT EXISTS rooms (
-    id TEXT PRIMARY KEY, variant TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
-    private INTEGER NOT NULL, invite TEXT, ply_cap INTEGER, opening TEXT NOT NULL,
-    seat_x TEXT, seat_o TEXT, seq INTEGER NOT NULL, closed INTEGER NOT NULL,
-    created REAL NOT NULL, updated REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS games (
-    id TEXT PRIMARY KEY, room TEXT NOT NULL, number INTEGER NOT NULL, variant TEXT NOT NULL,
-    x TEXT NOT NULL, o TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
-    ply_cap INTEGER, opening TEXT NOT NULL, x_ms INTEGER, o_ms INTEGER, started REAL NOT NULL,
-    ended REAL, result TEXT, winner TEXT, reason TEXT, line TEXT);
-CREATE TABLE IF NOT EXISTS moves (
-    game TEXT NOT NULL, ply INTEGER NOT NULL, cell INTEGER NOT NULL, x_ms INTEGER, o_ms INTEGER,
-    at REAL NOT NULL, PRIMARY KEY (game, ply));
-CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
+__all__ = ["MOVES_PER_STATEMENT", "SCHEMA", "Store", "StoredGame", "StoredRoom", "hash_token", "name_key"]
+
+#: The whole SQLite schema as one script (the tables of `server.schema`, and the view
+#: whose trigger takes a batch of moves in one statement). Kept for tools and benchmarks.
+SCHEMA = (
+    TABLES
+    + """
 CREATE VIEW IF NOT EXISTS moves_played AS
     SELECT game, ply, cell, x_ms, o_ms, at, NULL AS room, NULL AS seq FROM moves WHERE 0;
 CREATE TRIGGER IF NOT EXISTS moves_played_insert INSTEAD OF INSERT ON moves_played BEGIN
@@ -57,34 +54,13 @@ CREATE TRIGGER IF NOT EXISTS moves_played_insert INSTEAD OF INSERT ON moves_play
     UPDATE rooms SET seq = NEW.seq, updated = NEW.at WHERE id = NEW.room;
 END;
 """
+)
 
 #: Moves written by one INSERT (8 parameters each: SQLite allows 32,766 since 3.32).
 MOVES_PER_STATEMENT = 1000
 
-
-def name_key(name: str) -> str:
-    """What two names that may not both exist share: the name case-folded (as the roster
-    compares them); the players table keeps it in ``name_key`` under a unique index."""
-    return name.casefold()
-
-
-def _add_name_keys(db: sqlite3.Connection) -> None:
-    """Give a database from before ``name_key`` the column, filled, and its unique index
-    (names there were compared with NOCASE, so no two of them share a key unless they
-    differ beyond ASCII case, which the roster already refused)."""
-    columns = [row[1] for row in db.execute("PRAGMA table_info(players)")]
-    if "name_key" not in columns:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("ALTER TABLE players ADD COLUMN name_key TEXT")
-            rows = list(db.execute("SELECT id, name FROM players"))
-            keys = [(name_key(name), pid) for pid, name in rows]
-            db.executemany("UPDATE players SET name_key = ? WHERE id = ?", keys)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players (name_key)")
+PlayerRow = tuple[str, str, str, str]
+RatingRow = tuple[str, str, float, float, float, int]
 
 
 def unwritable(path: str) -> str | None:
@@ -146,15 +122,30 @@ class StoredRoom:
     seq: int
     games: list[StoredGame] = field(default_factory=list)
 
+    def seats_taken(self) -> list[str]:
+        return [pid for pid in (self.seat_x, self.seat_o) if pid is not None]
+
 
 class Store:
-    """One SQLite database file. Safe to call from one thread at a time."""
+    """One SQLite database file. Writes from one thread at a time; reads from any."""
+
+    #: Which SQL dialect `server.schema` writes for.
+    dialect = "sqlite"
+    #: What the database raises for an operation it will never take (a constraint it breaks).
+    rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
+    #: What it raises when another writer's transaction crossed this one (try again at once).
+    transient: tuple[type[Exception], ...] = ()
+    #: How a transaction that writes starts (SQLite: take the write lock at once).
+    BEGIN = "BEGIN IMMEDIATE"
+    #: What locks the rows a SELECT reads until the transaction ends (SQLite: the
+    #: transaction's write lock already does), for ``"SELECT ..." + store.FOR_UPDATE``.
+    FOR_UPDATE = ""
 
     def __init__(self, path: str, sync: str = "FULL") -> None:
         if sync.upper() not in ("FULL", "NORMAL", "OFF", "EXTRA"):
             raise ValueError(f"bad synchronous mode {sync!r}")
         self.path = path
-        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db: Any = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.lock = threading.Lock()
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute(f"PRAGMA synchronous={sync.upper()}")
@@ -164,8 +155,15 @@ class Store:
         self.db.execute("PRAGMA wal_autocheckpoint=0")
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoint_lock = threading.Lock()
-        self.db.executescript(SCHEMA)
-        _add_name_keys(self.db)
+        #: The readers' connection (a WAL reader never waits for the writer's lock).
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        try:
+            migrate(self.db, self.dialect)
+            self.db.executescript(SCHEMA.removeprefix(TABLES))  # the moves view and its trigger
+        except BaseException:
+            self.db.close()
+            raise
         self.writes = 0
         self.batches = 0
 
@@ -177,10 +175,11 @@ class Store:
             self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def close(self) -> None:
-        with self.lock, self._checkpoint_lock:
-            if self._checkpointer is not None:
-                self._checkpointer.close()
-                self._checkpointer = None
+        with self.lock, self._checkpoint_lock, self._read_lock:
+            for extra in (self._checkpointer, self._reader):
+                if extra is not None:
+                    extra.close()
+            self._checkpointer = self._reader = None
             self.db.close()
 
     # --- writing ------------------------------------------------------------------------
@@ -202,7 +201,24 @@ class Store:
         self.writes += len(ops)
         self.batches += 1
 
-    def _transaction(self, cur: sqlite3.Cursor, ops: list[StoreOp], now: float) -> None:
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One transaction on the writer's connection, for methods beyond `write` (from the
+        writer's thread, or before it runs): yields the cursor (``?`` placeholders on both
+        stores); commits at the end, rolls back if the block raises."""
+        with self.lock:
+            cur = self.db.cursor()
+            cur.execute(self.BEGIN)
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    with contextlib.suppress(Exception):
+                        cur.execute("ROLLBACK")
+                raise
+
+    def _transaction(self, cur: Any, ops: list[StoreOp], now: float) -> None:
         cur.execute("BEGIN")
         try:
             moves: list[MoveSaved] = []
@@ -219,12 +235,11 @@ class Store:
             cur.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:  # a failed COMMIT may have rolled back already
-                with contextlib.suppress(sqlite3.Error):  # the original error says more
+                with contextlib.suppress(Exception):  # the original error says more
                     cur.execute("ROLLBACK")
             raise
 
-    @staticmethod
-    def _moves(cur: sqlite3.Cursor, moves: list[MoveSaved], now: float) -> None:
+    def _moves(self, cur: Any, moves: list[MoveSaved], now: float) -> None:
         """Consecutive moves (of many games) in one statement per `MOVES_PER_STATEMENT`
         rather than two each; the view's trigger also moves each room's seq on."""
         for start in range(0, len(moves), MOVES_PER_STATEMENT):
@@ -238,34 +253,39 @@ class Store:
                 ],
             )
 
-    def _apply(self, cur: sqlite3.Cursor, op: StoreOp, now: float) -> None:
+    def _apply(self, cur: Any, op: StoreOp, now: float) -> None:
         """Any operation but a move (`_transaction` gathers those for `_moves`)."""
         if isinstance(op, RoomSaved):
             cur.execute(
-                "INSERT INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                "INSERT INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
                 "seat_x=excluded.seat_x, seat_o=excluded.seat_o, seq=excluded.seq, "
                 "closed=excluded.closed, updated=excluded.updated",
                 (
                     op.room,
                     op.variant,
                     op.time_control,
-                    op.rated,
-                    op.private,
+                    int(op.rated),
+                    int(op.private),
                     op.invite,
                     op.ply_cap,
                     json.dumps(list(op.opening)),
                     op.seat_x,
                     op.seat_o,
                     op.seq,
-                    op.closed,
+                    int(op.closed),
                     now,
                     now,
                 ),
             )
         elif isinstance(op, GameSaved):
             cur.execute(
-                "INSERT OR REPLACE INTO games (id, room, number, variant, x, o, time_control, rated, "
-                "ply_cap, opening, x_ms, o_ms, started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO games (id, room, number, variant, x, o, time_control, rated, "
+                "ply_cap, opening, x_ms, o_ms, started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT (id) DO UPDATE SET room=excluded.room, number=excluded.number, "
+                "variant=excluded.variant, x=excluded.x, o=excluded.o, time_control=excluded.time_control, "
+                "rated=excluded.rated, ply_cap=excluded.ply_cap, opening=excluded.opening, "
+                "x_ms=excluded.x_ms, o_ms=excluded.o_ms, started=excluded.started, ended=NULL, "
+                "result=NULL, winner=NULL, reason=NULL, line=NULL",
                 (
                     op.game,
                     op.room,
@@ -274,7 +294,7 @@ class Store:
                     op.x,
                     op.o,
                     op.time_control,
-                    op.rated,
+                    int(op.rated),
                     op.ply_cap,
                     json.dumps(list(op.opening)),
                     op.x_ms,
@@ -291,28 +311,59 @@ class Store:
         elif isinstance(op, SeqSaved):
             cur.execute("UPDATE rooms SET seq=?, updated=? WHERE id=?", (op.seq, now, op.room))
         elif isinstance(op, RatingSaved):
-            cur.execute(
-                "INSERT OR REPLACE INTO ratings VALUES (?,?,?,?,?,?,?)",
-                (op.player, op.variant, op.rating, op.rd, op.vol, op.games, now),
-            )
+            self._rating(cur, op, now)
         elif isinstance(op, PlayerSaved):
+            # A retried batch may find its own row (its commit was lost on the way back):
+            # that is no conflict; another player's name or token is (the store rejects it).
             cur.execute(
-                "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?)",
+                "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT (id) DO NOTHING",
                 (op.player, op.name, op.kind, op.token_hash, now, name_key(op.name)),
             )
         else:  # pragma: no cover - exhaustive
             raise TypeError(op)
 
-    # --- reading (at start-up, before the writer runs) -------------------------------------
+    @staticmethod
+    def _rating(cur: Any, op: RatingSaved, now: float) -> None:
+        """A rating from before a game (``op.was``) moves on by what that game changed, in
+        one statement: another node that rated the player meanwhile loses nothing (both
+        changes add up). Without ``was``, the values are set as they are."""
+        insert = (
+            "INSERT INTO ratings (player, variant, rating, rd, vol, games, updated) VALUES (?,?,?,?,?,?,?) "
+        )
+        values = (op.player, op.variant, op.rating, op.rd, op.vol, op.games, now)
+        if op.was is None:
+            cur.execute(
+                insert + "ON CONFLICT (player, variant) DO UPDATE SET rating=excluded.rating, "
+                "rd=excluded.rd, vol=excluded.vol, games=excluded.games, updated=excluded.updated",
+                values,
+            )
+            return
+        rating, rd, vol, games = op.was
+        cur.execute(
+            insert + "ON CONFLICT (player, variant) DO UPDATE SET rating=ratings.rating + ?, "
+            "rd=ratings.rd + ?, vol=ratings.vol + ?, games=ratings.games + ?, updated=excluded.updated",
+            (*values, op.rating - rating, op.rd - rd, op.vol - vol, op.games - games),
+        )
 
-    def players(self) -> list[tuple[str, str, str, str]]:
+    # --- reading at start-up (before the writer runs), and for tests and tools ------------
+
+    def players(self) -> list[PlayerRow]:
         """Every player: (id, name, kind, token_hash)."""
-        with self.lock:
-            return list(self.db.execute("SELECT id, name, kind, token_hash FROM players"))
+        return self.query("SELECT id, name, kind, token_hash FROM players")
 
-    def ratings(self) -> list[tuple[str, str, float, float, float, int]]:
-        with self.lock:
-            return list(self.db.execute("SELECT player, variant, rating, rd, vol, games FROM ratings"))
+    def ratings(self) -> list[RatingRow]:
+        return self.query("SELECT player, variant, rating, rd, vol, games FROM ratings")
+
+    def players_with_ids(self, ids: list[str]) -> list[PlayerRow]:
+        """The players of ``ids`` that exist (those of the rooms a node recovers)."""
+        rows: list[PlayerRow] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id, name, kind, token_hash FROM players WHERE id IN ({marks})"
+            rows += self.query(sql, tuple(chunk))
+        return rows
 
     def open_rooms(self) -> list[StoredRoom]:
         """Rooms not closed, each with its games (and the moves of each game)."""
@@ -369,6 +420,56 @@ class Store:
             return rooms
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """A read-only query (for tests and tools)."""
+        """A query on the writer's connection (for start-up, tests and tools)."""
         with self.lock:
-            return list(self.db.execute(sql, params))
+            return [tuple(row) for row in self.db.execute(sql, params)]
+
+    # --- reading while the server runs (from worker threads, never the event loop) ------------
+
+    def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """A query on the readers' connection: it never waits for a write in progress."""
+        with self._read_lock:
+            if self._reader is None:
+                self._reader = sqlite3.connect(self.path, check_same_thread=False)
+                self._reader.execute("PRAGMA busy_timeout=5000")
+            return list(self._reader.execute(sql, params))
+
+    def find_player(
+        self, token_hash: str | None = None, name: str | None = None
+    ) -> tuple[PlayerRow, list[RatingRow]] | None:
+        """The player with that token hash (or that name, through the index of ``name_key``)
+        and its ratings; None if nobody has it."""
+        if token_hash is not None:
+            where, key = "token_hash = ?", token_hash
+        elif name is not None:
+            where, key = "name_key = ?", name_key(name)
+        else:
+            return None
+        rows = self.read(f"SELECT id, name, kind, token_hash FROM players WHERE {where}", (key,))
+        if not rows:
+            return None
+        player: PlayerRow = rows[0]
+        return player, self.ratings_of([player[0]])
+
+    def ratings_of(self, players: list[str], variant: str | None = None) -> list[RatingRow]:
+        """The ratings of ``players`` (in ``variant``, or in all)."""
+        rows: list[RatingRow] = []
+        for start in range(0, len(players), 500):
+            chunk = tuple(players[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT player, variant, rating, rd, vol, games FROM ratings WHERE player IN ({marks})"
+            if variant is None:
+                rows += self.read(sql, chunk)
+            else:
+                rows += self.read(sql + " AND variant = ?", (*chunk, variant))
+        return rows
+
+    def leaderboard(self, variant: str, limit: int) -> list[tuple[PlayerRow, RatingRow]]:
+        """The best ``limit`` ratings of ``variant`` in the whole database, with their players."""
+        rows = self.read(
+            "SELECT p.id, p.name, p.kind, p.token_hash, r.rating, r.rd, r.vol, r.games "
+            "FROM ratings r JOIN players p ON p.id = r.player WHERE r.variant = ? "
+            "ORDER BY r.rating DESC, r.rd, r.player LIMIT ?",
+            (variant, limit),
+        )
+        return [((r[0], r[1], r[2], r[3]), (r[0], variant, r[4], r[5], r[6], r[7])) for r in rows]

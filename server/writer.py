@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -41,10 +40,15 @@ class _Rejected(Exception):
 #: Most operations written in one transaction.
 MAX_BATCH = 5000
 
+#: Immediate tries of a transaction rolled back by a clash with another node's.
+TRANSIENT_TRIES = 5
+
 #: Pauses (seconds) before each new try of a failed transaction; the last repeats forever.
 BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
-Item = tuple[list[StoreOp], Callable[[], None] | None]
+#: A decision's operations, what to run once they are stored, and what to run instead if
+#: the store rejects them for good.
+Item = tuple[list[StoreOp], Callable[[], None] | None, Callable[[], None] | None]
 
 
 class Writer:
@@ -80,9 +84,15 @@ class Writer:
         self._pending: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def submit(self, ops: list[StoreOp], then: Callable[[], None] | None = None) -> None:
-        """Write ``ops`` (maybe none), then call ``then`` on the event loop. Never blocks."""
-        self._pending.put((ops, then))
+    def submit(
+        self,
+        ops: list[StoreOp],
+        then: Callable[[], None] | None = None,
+        rejected: Callable[[], None] | None = None,
+    ) -> None:
+        """Write ``ops`` (maybe none), then call ``then`` on the event loop; or ``rejected``
+        instead (in the same order), if the store will never take them. Never blocks."""
+        self._pending.put((ops, then, rejected))
 
     @property
     def backlog(self) -> int:
@@ -152,7 +162,7 @@ class Writer:
 
     def _announce(self, items: list[Item]) -> None:
         with self.announcing():
-            for _, then in items:
+            for _, then, _rejected in items:
                 if then is not None:
                     try:
                         then()
@@ -163,8 +173,9 @@ class Writer:
         """Write the operations of ``items`` in one transaction; the items to announce, or
         None when the server stops first. A batch holding an operation the store can never
         take (a constraint it breaks, such as a name another node took meanwhile) is
-        written decision by decision, and the decisions it refuses are not announced."""
-        ops = [op for batch, _ in items for op in batch]
+        written decision by decision; the decisions it refuses are not announced, and their
+        ``rejected`` callbacks run in their place (a new player hears ``name_taken``)."""
+        ops = [op for batch, _, _ in items for op in batch]
         try:
             return items if not ops or self._write_ops(ops) else None
         except _Rejected:
@@ -176,6 +187,7 @@ class Writer:
                 except _Rejected as exc:
                     self.failures += 1
                     log.error("the store rejects a decision (%s): it is not announced", exc)
+                    kept.append((item[0], item[2], None))  # told instead, in its turn
                     continue
                 kept.append(item)
             return kept
@@ -185,29 +197,30 @@ class Writer:
         works (True) or the server stops (False: the batch is neither stored nor announced).
         Announcements wait meanwhile, so nothing is announced before it is stored."""
         attempt = 0
+        clashes = 0
         while True:
             try:
                 started = time.perf_counter()
                 self.store.write(ops)
-            except sqlite3.IntegrityError as exc:  # trying again cannot help
+            except self.store.rejected as exc:  # trying again cannot help
                 raise _Rejected(str(exc)) from exc
-            except Exception as exc:
-                if attempt == 0:
+            except self.store.transient as exc:
+                # Another node's transaction crossed this one (a deadlock, a serialization
+                # failure): the database rolled this one back; trying again at once works.
+                clashes += 1
+                if clashes <= TRANSIENT_TRIES:
                     self.retried += 1
-                if self.down is None:
-                    self.down = f"{type(exc).__name__}: {exc}"
-                    log.error(
-                        "store write failed (%d operations): %s; refusing changes until it works",
-                        len(ops),
-                        self.down,
-                    )
-                    self._tell(self.failing, self.down)
-                pause = self.retries[min(attempt, len(self.retries) - 1)]
-                attempt += 1
-                if self._stopping.wait(pause):
-                    self.failures += 1
-                    log.error("shutting down with %d operations not stored (never announced)", len(ops))
+                    continue
+                self._failed(exc, ops, attempt)
+                if not self._pause(attempt, ops):
                     return False
+                attempt += 1
+                continue
+            except Exception as exc:
+                self._failed(exc, ops, attempt)
+                if not self._pause(attempt, ops):
+                    return False
+                attempt += 1
                 continue
             if self.committed is not None:
                 self.committed(time.perf_counter() - started)
@@ -216,6 +229,27 @@ class Writer:
                 self.down = None
                 self._tell(self.recovered)
             return True
+
+    def _failed(self, exc: Exception, ops: list[StoreOp], attempt: int) -> None:
+        """A try failed: count it; the first failure tells the loop the store is down."""
+        if attempt == 0:
+            self.retried += 1
+        if self.down is None:
+            self.down = f"{type(exc).__name__}: {exc}".strip()
+            log.error(
+                "store write failed (%d operations): %s; refusing changes until it works",
+                len(ops),
+                self.down,
+            )
+            self._tell(self.failing, self.down)
+
+    def _pause(self, attempt: int, ops: list[StoreOp]) -> bool:
+        """Wait before the next try (False: the server stops meanwhile; give up)."""
+        if self._stopping.wait(self.retries[min(attempt, len(self.retries) - 1)]):
+            self.failures += 1
+            log.error("shutting down with %d operations not stored (never announced)", len(ops))
+            return False
+        return True
 
     def _tell(self, callback: Callable[..., None] | None, *args: str) -> None:
         """Run ``callback(*args)`` on the loop (if there is one still running)."""

@@ -117,3 +117,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def error_codes_seen() -> ErrorCodesSeen:
     """The error codes received so far in this session."""
     return SEEN
+
+
+# A real PostgreSQL for the tests that use one (tests/pg_harness.py).
+from pg_harness import any_db, pg_cluster, pg_url  # noqa: E402, F401

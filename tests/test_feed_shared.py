@@ -1,8 +1,7 @@
-"""Several nodes sharing one SQLite file: each node reads through to what the others wrote."""
+"""Several nodes sharing one store (a SQLite file, or a PostgreSQL database): each node
+reads through to what the others wrote."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from server.app import ArenaServer
 from server.config import ServerConfig
@@ -11,13 +10,12 @@ from server.ops import PlayerSaved, RatingSaved
 from server.store import hash_token
 
 
-def two_nodes(tmp_path: Path) -> tuple[ArenaServer, ArenaServer]:
-    db = str(tmp_path / "arena.db")
+def two_nodes(db: str) -> tuple[ArenaServer, ArenaServer]:
     return ArenaServer(ServerConfig(db=db, node_id="a")), ArenaServer(ServerConfig(db=db, node_id="b"))
 
 
-def test_a_player_created_on_another_node_is_found_by_token_and_name(tmp_path: Path) -> None:
-    a, b = two_nodes(tmp_path)
+def test_a_player_created_on_another_node_is_found_by_token_and_name(any_db: str) -> None:
+    a, b = two_nodes(any_db)
     try:
         a.store.write(
             [
@@ -42,8 +40,8 @@ def test_a_player_created_on_another_node_is_found_by_token_and_name(tmp_path: P
         b.store.close()
 
 
-def test_ratings_written_by_another_node_are_reloaded_before_rating(tmp_path: Path) -> None:
-    a, b = two_nodes(tmp_path)
+def test_ratings_written_by_another_node_are_reloaded_before_rating(any_db: str) -> None:
+    a, b = two_nodes(any_db)
     try:
         a.store.write(
             [
@@ -67,8 +65,8 @@ def test_each_node_owns_the_rooms_it_created() -> None:
     assert own_room("local", "1f2e3d4c")
 
 
-def test_a_leaderboard_refresh_brings_players_and_ratings_of_every_node(tmp_path: Path) -> None:
-    a, b = two_nodes(tmp_path)
+def test_a_leaderboard_refresh_brings_players_and_ratings_of_every_node(any_db: str) -> None:
+    a, b = two_nodes(any_db)
     try:
         a.store.write(
             [

@@ -50,7 +50,7 @@ class Serve:
     """A `ttt serve` process; its stderr is read in a thread (a pipe is not subject to the
     file size limit, so the server can still log while its disk is full)."""
 
-    def __init__(self, db: Path, *extra: str, ordinary: bool = False) -> None:
+    def __init__(self, db: Path | str, *extra: str, ordinary: bool = False) -> None:
         self.port = free_port()
         self.url = f"ws://127.0.0.1:{self.port}"
         self.lines: list[str] = []

@@ -20,13 +20,14 @@ from protocol import messages as m
 from protocol.client import ArenaClient, RemoteError
 from protocol.rules import State
 from protocol.session import ConnectionLost
+from server.storage import open_store
 
 TTT = [sys.executable, "-m", "protocol.cli"]
 #: Most tests here want no house bots (a later ``--house-bots`` wins).
 HOUSE_NONE = ("--house-bots", "none")
 
 
-async def start_serve(db: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+async def start_serve(db: Path | str, port: int, *extra: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [
             *TTT,
@@ -65,8 +66,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.stderr.close()
 
 
-async def test_sigkill_mid_game_then_restart_and_finish(tmp_path: Path) -> None:
-    db, port = tmp_path / "arena.db", free_port()
+async def test_sigkill_mid_game_then_restart_and_finish(any_db: str) -> None:
+    """On either store (a SQLite file, a PostgreSQL database)."""
+    db, port = any_db, free_port()
     url = f"ws://127.0.0.1:{port}"
     proc = await start_serve(db, port, "--grace", "20")
     try:
@@ -113,8 +115,9 @@ async def test_sigkill_mid_game_then_restart_and_finish(tmp_path: Path) -> None:
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(15) == 0
         stop(proc)
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT result, reason FROM games ORDER BY started").fetchall()
+    store = open_store(db)
+    rows = store.query("SELECT result, reason FROM games ORDER BY started")
+    store.close()
     assert rows == [("1-0", "line"), ("0-1", "line")]
 
 

@@ -99,21 +99,57 @@ async def test_stopping_while_the_store_fails_announces_nothing(tmp_path: Path) 
 
 
 async def test_a_decision_the_store_rejects_is_dropped_and_the_others_go_on(tmp_path: Path) -> None:
-    """A name taken meanwhile (another node on the same file) breaks a constraint: trying
-    again cannot help, so that decision alone is neither stored nor announced."""
+    """A name taken meanwhile (another node on the same store) breaks a constraint: trying
+    again cannot help, so that decision alone is neither stored nor announced; what it
+    asked to run if rejected runs instead."""
     store = Store(str(tmp_path / "a.db"))
     store.write([PlayerSaved("p0", "Ann", "human", "h0")])
     writer = Writer(store, retries=(0.01,))
     announced: list[int] = []
     writer.submit([PlayerSaved("p1", "bob", "human", "h1")], then=lambda: announced.append(1))
-    writer.submit([PlayerSaved("p2", "ANN", "human", "h2")], then=lambda: announced.append(2))
+    writer.submit(
+        [PlayerSaved("p2", "ANN", "human", "h2")],
+        then=lambda: announced.append(2),
+        rejected=lambda: announced.append(-2),
+    )
     writer.submit([PlayerSaved("p3", "cy", "human", "h3")], then=lambda: announced.append(3))
     task = asyncio.create_task(writer.run())
     for _ in range(300):
-        if len(announced) == 2:
+        if len(announced) == 3:
             break
         await asyncio.sleep(0.01)
     task.cancel()
-    assert announced == [1, 3] and writer.failures == 1 and writer.down is None
+    assert announced == [1, -2, 3], "the rejected decision is told so, in its turn"
+    assert writer.failures == 1 and writer.down is None
     assert [r[0] for r in store.players()] == ["p0", "p1", "p3"]
+    store.close()
+
+
+class Clash(Exception):
+    """As PostgreSQL's deadlock_detected: another node's transaction crossed this one."""
+
+
+class Crossed(Store):
+    """A real store whose first ``clashes`` transactions are rolled back by a clash."""
+
+    transient = (Clash,)
+
+    def __init__(self, path: str, clashes: int) -> None:
+        super().__init__(path)
+        self.clashes_left = clashes
+
+    def write(self, ops: list[StoreOp]) -> None:
+        if self.clashes_left > 0:
+            self.clashes_left -= 1
+            raise Clash("deadlock detected")
+        super().write(ops)
+
+
+async def test_a_clash_with_another_node_is_tried_again_at_once_without_an_outage(tmp_path: Path) -> None:
+    store = Crossed(str(tmp_path / "a.db"), clashes=3)
+    told: list[str] = []
+    writer = Writer(store, retries=(5.0,), failing=told.append)  # a pause would outlast the test
+    seen = await run(writer, [PlayerSaved("p1", "alice", "human", "h1")])
+    assert seen == [[("p1", "alice", "human", "h1")]] and told == [] and writer.down is None
+    assert writer.retried == 3
     store.close()

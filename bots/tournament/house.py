@@ -49,7 +49,10 @@ def parse_house_bots(spec: str) -> dict[str, str]:
 
 
 def state_dir_for(db: str) -> Path:
-    """The folder beside the database ``db`` where the house bots keep their tokens."""
+    """The folder beside the database file ``db`` where the house bots keep their tokens;
+    for a database URL (PostgreSQL), ``ttt-arena.house`` in the current folder."""
+    if "://" in db:
+        return Path("ttt-arena.house")
     return Path(f"{db}.house")
 
 

@@ -1,52 +1,48 @@
-"""Several nodes, one SQLite database file: what a node must read from the shared store
-instead of trusting the copy it loaded at start, read off the event loop.
+"""Reads through to the store, off the event loop: what a node does not hold in memory.
 
-The nodes of one arena open the same ``--db`` file (WAL; SQLite serializes the writers).
-Each node keeps players and ratings in memory, so small read-throughs keep them correct
-when another node has changed the file since:
+A node keeps in memory only the players it has met since it started (and those of the
+rooms it recovered), with their ratings. Everything else is in the store, which several
+nodes may share (one PostgreSQL database, or one SQLite file on one host), so the shell
+reads before it decides:
 
-- a token or a name that another node created (a redirected client comes with its
-  token): `SharedReads.load`, before the hello is decided;
-- the players' current ratings when a game starts, so a game rated on another node
-  is not overwritten when this one is rated: `SharedReads.refresh`;
-- every rating of a variant, for a leaderboard of the whole arena: `refresh_variant`.
+- a token or a name it does not know (a player from before the start, or created on
+  another node; a redirected client comes with its token): `SharedReads.load`, before
+  the hello is decided; the name goes through the index of ``name_key``;
+- the players' current ratings when a game starts, so what the game shows starts from
+  what other nodes rated since: `SharedReads.refresh` (the store adds each game's change
+  to what it holds, so no rating is lost either way);
+- a variant's best ratings in the whole database, for the leaderboard: `SharedReads.leaderboard`.
 
-The reads run in a worker thread on a connection of their own (a WAL reader never waits
-for a writer's lock), and their results are applied on the loop: the event loop never
-waits for the database. `find_player`, `refresh_ratings` and `refresh_variant` do the
-same synchronously, for tools and tests.
+The reads run in worker threads on the store's readers' connections (`Store.read`) and
+their results are applied on the loop: the event loop never waits for the database.
+`find_player`, `refresh_ratings` and `refresh_variant` do the same synchronously, for
+tools and tests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from protocol import messages as m
+from protocol.rules import find_variant
 from server.players import Player
 from server.ratings import Rating
 from server.recovery import own_room
-from server.store import Store, hash_token, name_key
+from server.store import PlayerRow, RatingRow, Store, hash_token
 
 if TYPE_CHECKING:
     from server.arena import Arena
 
 __all__ = ["SharedReads", "find_player", "own_room", "refresh_ratings", "refresh_variant", "wire"]
 
-PlayerRow = tuple[str, str, str, str]
-RatingRow = tuple[str, str, float, float, float, int]
-
 
 class SharedReads:
-    """Read-throughs to the shared store for one arena, each in a worker thread."""
+    """Read-throughs to the store for one arena, each in a worker thread."""
 
-    def __init__(self, arena: Arena, path: str) -> None:
+    def __init__(self, arena: Arena, store: Store) -> None:
         self.arena = arena
-        self.path = path
-        self._db: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self.store = store
 
     def needs(self, hello: m.Hello) -> bool:
         """Whether ``hello`` names a player this node has not loaded (a store read first)."""
@@ -56,68 +52,32 @@ class SharedReads:
         return hello.name.casefold() not in players.by_name
 
     async def load(self, hello: m.Hello) -> None:
-        """Load the player ``hello`` names, if another node created it."""
+        """Load the player ``hello`` names, if the store has it."""
         token_hash = None if hello.token is None else hash_token(hello.token)
         name = hello.name if hello.token is None else None
-        found = await asyncio.to_thread(self._read, lambda db: _player_rows(db, token_hash, name))
+        found = await asyncio.to_thread(self.store.find_player, token_hash, name)
         if found is not None:
             _apply(self.arena, *found)
 
     async def refresh(self, players: list[str]) -> None:
         """Reload ``players``' ratings, as other nodes may have rated them since."""
-        rows = await asyncio.to_thread(self._read, lambda db: _rating_rows(db, players, None))
+        rows = await asyncio.to_thread(self.store.ratings_of, players)
         _apply(self.arena, None, rows)
 
-    def _read(self, read: Any) -> Any:
-        with self._lock:
-            if self._db is None:
-                self._db = sqlite3.connect(self.path, check_same_thread=False)
-                self._db.execute("PRAGMA busy_timeout=5000")
-            return read(self._db)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+    async def leaderboard(self, variant: str, limit: int) -> None:
+        """Load the best ``limit`` players of ``variant`` in the whole database."""
+        try:
+            name = find_variant(variant).name
+        except (ValueError, KeyError):
+            return  # the request is refused for its variant
+        rows = await asyncio.to_thread(self.store.leaderboard, name, limit)
+        for player, rating in rows:
+            _apply(self.arena, player, [rating])
 
 
 def wire(arena: Arena, store: Store) -> SharedReads:
     """The read-throughs for ``arena`` to ``store``; the shell calls them (`SharedReads`)."""
-    return SharedReads(arena, store.path)
-
-
-def _player_rows(
-    db: sqlite3.Connection, token_hash: str | None, name: str | None
-) -> tuple[PlayerRow, list[RatingRow]] | None:
-    """The player with that token hash (or that name, by its indexed ``name_key``) and its ratings."""
-    if token_hash is not None:
-        rows = list(
-            db.execute("SELECT id, name, kind, token_hash FROM players WHERE token_hash = ?", (token_hash,))
-        )
-    elif name is not None:
-        rows = list(
-            db.execute("SELECT id, name, kind, token_hash FROM players WHERE name_key = ?", (name_key(name),))
-        )
-    else:
-        return None
-    if not rows:
-        return None
-    return rows[0], _rating_rows(db, [rows[0][0]], None)
-
-
-def _rating_rows(db: sqlite3.Connection, players: list[str], variant: str | None) -> list[RatingRow]:
-    rows: list[RatingRow] = []
-    for pid in players:
-        if variant is None:
-            sql = "SELECT player, variant, rating, rd, vol, games FROM ratings WHERE player = ?"
-            rows += db.execute(sql, (pid,))
-        else:
-            sql = (
-                "SELECT player, variant, rating, rd, vol, games FROM ratings WHERE player = ? AND variant = ?"
-            )
-            rows += db.execute(sql, (pid, variant))
-    return rows
+    return SharedReads(arena, store)
 
 
 def _apply(arena: Arena, player: PlayerRow | None, ratings: list[RatingRow]) -> Player | None:
@@ -137,29 +97,19 @@ def _apply(arena: Arena, player: PlayerRow | None, ratings: list[RatingRow]) -> 
 def find_player(
     arena: Arena, store: Store, *, token_hash: str | None = None, name: str | None = None
 ) -> Player | None:
-    """The player with that token hash (or that name), loaded from the shared store into
-    the arena's roster if another node created it; None if nobody has it. Synchronous."""
-    with store.lock:
-        found = _player_rows(store.db, token_hash, name)
+    """The player with that token hash (or that name), loaded from the store into the
+    arena's roster if it was not there; None if nobody has it. Synchronous."""
+    found = store.find_player(token_hash, name)
     return None if found is None else _apply(arena, *found)
 
 
 def refresh_ratings(arena: Arena, store: Store, variant: str | None, players: list[str]) -> None:
-    """Reload ``players``' ratings (in ``variant``, or all) from the shared store. Synchronous."""
-    with store.lock:
-        rows = _rating_rows(store.db, players, variant)
-    _apply(arena, None, rows)
+    """Reload ``players``' ratings (in ``variant``, or all) from the store. Synchronous."""
+    _apply(arena, None, store.ratings_of(players, variant))
 
 
-def refresh_variant(arena: Arena, store: Store, variant: str) -> None:
-    """Reload every rating in ``variant`` (and any player another node created) from the shared
-    store, so this node's leaderboard shows the games rated on every node. Synchronous."""
-    rows = store.query(
-        "SELECT p.id, p.name, p.kind, p.token_hash, r.rating, r.rd, r.vol, r.games "
-        "FROM ratings r JOIN players p ON p.id = r.player WHERE r.variant = ?",
-        (variant,),
-    )
-    for pid, name, kind, thash, rating, rd, vol, games in rows:
-        if pid not in arena.players:
-            arena.players.add(Player(pid, name, kind, thash))
-        arena.ratings.load(pid, variant, Rating(rating, rd, vol, games))
+def refresh_variant(arena: Arena, store: Store, variant: str, limit: int = 1000) -> None:
+    """Load the best ``limit`` ratings in ``variant`` (and their players) from the store, so
+    this node's leaderboard shows the games rated on every node. Synchronous."""
+    for player, rating in store.leaderboard(variant, limit):
+        _apply(arena, player, [rating])

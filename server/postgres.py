@@ -1,0 +1,204 @@
+"""The store in PostgreSQL (``--db postgresql://...``): the tables of every node of an arena.
+
+`PostgresStore` is `server.store.Store` with another connection under it: the same
+methods and the same SQL, written with SQLite's ``?`` placeholders, which
+`PgConnection` turns into psycopg's ``%s`` (so a method added to `Store` in that
+style runs here unchanged). What differs:
+
+- a batch of moves is one statement: the moves as arrays, ``unnest``-ed into
+  ``moves``, and each room's last seq set from the same rows (a data-modifying
+  ``WITH``), so it commits on its own in one round trip;
+- the writer's connection is opened again after it broke (PostgreSQL restarted, the
+  network dropped): the writer's retries (`server.writer`) keep trying, and the server
+  refuses changes meanwhile, as when a SQLite disk is full;
+- reads while the server runs go through a small pool of connections of their own;
+- no checkpoints (PostgreSQL runs its own), and ``--sync`` is SQLite's: a commit here is
+  durable as the server's ``synchronous_commit`` says (on by default).
+
+The SQL keeps to what CockroachDB also runs where that costs nothing (no advisory
+locks, no ``LISTEN``; ``unnest`` of several arrays and ``UPDATE ... FROM`` it has).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool
+
+from server.ops import MoveSaved
+from server.schema import migrate
+from server.store import Store
+
+#: Seconds to wait for a connection (a stopped server refuses at once; a lost host does not).
+CONNECT_TIMEOUT = 5
+
+
+@functools.lru_cache(maxsize=512)
+def placeholders(sql: str) -> str:
+    """``sql`` with SQLite's ``?`` as psycopg's ``%s`` (and a literal ``%`` doubled);
+    quoted strings are left as they are."""
+
+    def swap(match: re.Match[str]) -> str:
+        text = match.group(0)
+        return "%s" if text == "?" else "%%" if text == "%" else text
+
+    return re.sub(r"'(?:[^']|'')*'|\?|%", swap, sql)
+
+
+def _params(params: Any) -> Any:
+    """Booleans as the 0 and 1 the INTEGER columns hold (as SQLite stores them)."""
+    if isinstance(params, dict):
+        return params
+    return tuple(int(p) if p is True or p is False else p for p in params)
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PgConnection:
+    """One psycopg connection, autocommit, taking ``?`` placeholders; opened again on
+    the next statement once it broke. Its `execute` returns a cursor (iterable, as
+    sqlite3's), and it is its own `cursor`, so `Store`'s code runs on it as it is."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        return self._conn
+
+    def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
+        return self.connection().execute(placeholders(sql), _params(params))
+
+    def executemany(self, sql: str, seq: Any) -> None:
+        with self.connection().cursor() as cur:
+            cur.executemany(placeholders(sql), [_params(p) for p in seq])
+
+    def executescript(self, script: str) -> None:
+        """Several statements, no parameters (sent as one simple query)."""
+        self.connection().execute(script.encode())
+
+    def cursor(self) -> PgConnection:
+        return self
+
+    @property
+    def in_transaction(self) -> bool:
+        conn = self._conn
+        return (
+            conn is not None
+            and not conn.closed
+            and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+#: A batch of moves in one statement: the moves in, each room's seq to its last move's.
+MOVES_SQL = """
+WITH played AS (
+    SELECT * FROM unnest(?::text[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::int[])
+        AS t(game, ply, cell, x_ms, o_ms, room, seq)),
+stored AS (
+    INSERT INTO moves (game, ply, cell, x_ms, o_ms, at)
+    SELECT game, ply, cell, x_ms, o_ms, ? FROM played
+    ON CONFLICT (game, ply) DO UPDATE SET cell = excluded.cell, x_ms = excluded.x_ms,
+        o_ms = excluded.o_ms, at = excluded.at)
+UPDATE rooms SET seq = last.seq, updated = ?
+FROM (SELECT room, max(seq) AS seq FROM played GROUP BY room) AS last
+WHERE rooms.id = last.room
+"""
+
+
+class PostgresStore(Store):
+    """The tables in a PostgreSQL database that every node of the arena shares."""
+
+    dialect = "postgresql"
+    rejected: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
+    transient: tuple[type[Exception], ...] = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+    BEGIN = "BEGIN"
+    FOR_UPDATE = " FOR UPDATE"
+
+    def __init__(self, url: str, sync: str = "FULL") -> None:
+        self.url = url
+        self.path = redacted(url)
+        self.db = PgConnection(url)
+        self.lock = threading.Lock()
+        self.writes = 0
+        self.batches = 0
+        self._pool: ConnectionPool[Any] | None = None
+        self._pool_lock = threading.Lock()
+        for attempt in range(3):  # two nodes creating the tables at once: one waits, then sees them
+            try:
+                migrate(self.db, self.dialect)
+                break
+            except (pg_errors.UniqueViolation, pg_errors.DuplicateTable, pg_errors.DuplicateObject):
+                if attempt == 2:
+                    self.db.close()
+                    raise
+            except BaseException:
+                self.db.close()
+                raise
+
+    def checkpoint(self) -> None:
+        """PostgreSQL checkpoints by itself."""
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def _moves(self, cur: Any, moves: list[MoveSaved], now: float) -> None:
+        cur.execute(
+            MOVES_SQL,
+            (
+                [op.game for op in moves],
+                [op.ply for op in moves],
+                [op.cell for op in moves],
+                [op.x_ms for op in moves],
+                [op.o_ms for op in moves],
+                [op.room for op in moves],
+                [op.seq for op in moves],
+                now,
+                now,
+            ),
+        )
+
+    def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=4,
+                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+                    check=ConnectionPool.check_connection,
+                    timeout=CONNECT_TIMEOUT,
+                    name="ttt-reads",
+                    open=True,
+                )
+            pool = self._pool
+        with pool.connection() as conn:
+            return list(conn.execute(placeholders(sql), _params(params)))

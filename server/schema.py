@@ -1,0 +1,130 @@
+"""The tables both stores keep, and the numbered steps that build or upgrade them.
+
+A database remembers the last step it took in ``schema_version`` (one row). A store
+that opens it takes the steps it lacks, in one transaction that holds the version
+row (``FOR UPDATE`` on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so two nodes
+starting at once upgrade it once; and it refuses a database whose version is newer
+than `SCHEMA_VERSION` (`SchemaTooNew`): that server would not know what the newer
+steps mean. A SQLite file from before versions existed counts as version 0 (the
+steps are written so that they can run over the tables it has).
+
+A new step goes at the end of `MIGRATIONS` with the next number; `SCHEMA_VERSION`
+follows. Steps use SQL both PostgreSQL (and CockroachDB) and SQLite take, with the
+dialect passed in for what differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+#: The tables as version 1 left them (SQLite reads DOUBLE PRECISION as REAL; PostgreSQL's
+#: REAL is 4 bytes, too few for a time or a rating).
+TABLES = """
+CREATE TABLE IF NOT EXISTS players (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE, created DOUBLE PRECISION NOT NULL, name_key TEXT);
+CREATE TABLE IF NOT EXISTS ratings (
+    player TEXT NOT NULL, variant TEXT NOT NULL, rating DOUBLE PRECISION NOT NULL,
+    rd DOUBLE PRECISION NOT NULL, vol DOUBLE PRECISION NOT NULL, games INTEGER NOT NULL,
+    updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (player, variant));
+CREATE TABLE IF NOT EXISTS rooms (
+    id TEXT PRIMARY KEY, variant TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
+    private INTEGER NOT NULL, invite TEXT, ply_cap INTEGER, opening TEXT NOT NULL,
+    seat_x TEXT, seat_o TEXT, seq INTEGER NOT NULL, closed INTEGER NOT NULL,
+    created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY, room TEXT NOT NULL, number INTEGER NOT NULL, variant TEXT NOT NULL,
+    x TEXT NOT NULL, o TEXT NOT NULL, time_control TEXT NOT NULL, rated INTEGER NOT NULL,
+    ply_cap INTEGER, opening TEXT NOT NULL, x_ms INTEGER, o_ms INTEGER, started DOUBLE PRECISION NOT NULL,
+    ended DOUBLE PRECISION, result TEXT, winner TEXT, reason TEXT, line TEXT);
+CREATE TABLE IF NOT EXISTS moves (
+    game TEXT NOT NULL, ply INTEGER NOT NULL, cell INTEGER NOT NULL, x_ms INTEGER, o_ms INTEGER,
+    at DOUBLE PRECISION NOT NULL, PRIMARY KEY (game, ply));
+CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
+"""
+
+#: The version this code writes and understands.
+SCHEMA_VERSION = 2
+
+
+class SchemaTooNew(Exception):
+    """The database was made or upgraded by a newer ttt-arena than this one."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(
+            f"its schema is version {found}, newer than this server knows (up to {SCHEMA_VERSION}); "
+            "run the newer ttt-arena, or point --db at another database"
+        )
+        self.found = found
+
+
+def name_key(name: str) -> str:
+    """What two names that may not both exist share: the name case-folded (as the roster
+    compares them); the players table keeps it in ``name_key`` under a unique index."""
+    return name.casefold()
+
+
+def statements(script: str) -> list[str]:
+    """The statements of ``script`` (none holds a ``;`` of its own)."""
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def _v1_tables(db: Any, dialect: str) -> None:
+    """The tables; and a SQLite file from before ``name_key`` gets the column, filled (its
+    names were compared with NOCASE, so no two share a key unless they differ beyond ASCII
+    case, which the roster already refused)."""
+    for sql in statements(TABLES):
+        db.execute(sql)
+    if dialect == "sqlite":
+        columns = [row[1] for row in db.execute("PRAGMA table_info(players)")]
+        if "name_key" not in columns:
+            db.execute("ALTER TABLE players ADD COLUMN name_key TEXT")
+            rows = list(db.execute("SELECT id, name FROM players"))
+            keys = [(name_key(name), pid) for pid, name in rows]
+            db.executemany("UPDATE players SET name_key = ? WHERE id = ?", keys)
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players (name_key)")
+
+
+def _v2_leaderboard(db: Any, dialect: str) -> None:
+    """Leaderboards are read from the database (every node's games): an index serves them."""
+    db.execute("CREATE INDEX IF NOT EXISTS ratings_by_variant ON ratings (variant, rating)")
+
+
+Step = Callable[[Any, str], None]
+
+MIGRATIONS: list[tuple[int, Step]] = [(1, _v1_tables), (2, _v2_leaderboard)]
+
+
+def version_of(db: Any) -> int | None:
+    """The version ``db`` is at (None: no version table yet)."""
+    try:
+        rows = list(db.execute("SELECT version FROM schema_version WHERE id = 1"))
+    except Exception:
+        return None
+    return int(rows[0][0]) if rows else 0
+
+
+def migrate(db: Any, dialect: str) -> int:
+    """Bring ``db`` (a connection in autocommit mode taking ``?`` placeholders) up to
+    `SCHEMA_VERSION`; the version it was at. Raises `SchemaTooNew` (changing nothing)."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+    db.execute("INSERT INTO schema_version (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
+    db.execute("BEGIN IMMEDIATE" if dialect == "sqlite" else "BEGIN")
+    try:
+        lock = "" if dialect == "sqlite" else " FOR UPDATE"
+        found = int(next(iter(db.execute("SELECT version FROM schema_version WHERE id = 1" + lock)))[0])
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNew(found)
+        for number, step in MIGRATIONS:
+            if number > found:
+                step(db, dialect)
+        if found < SCHEMA_VERSION:
+            db.execute("UPDATE schema_version SET version = ? WHERE id = 1", (SCHEMA_VERSION,))
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(Exception):  # a failed COMMIT may have rolled back already
+            db.execute("ROLLBACK")
+        raise
+    return found
