@@ -184,11 +184,12 @@ async def test_a_named_director_is_not_throttled_like_a_player(tmp_path: Path) -
         assert any(isinstance(e, m.Error) and e.code == "rate_limited" for e in other_got)
 
 
-async def test_a_trusted_player_is_told_its_allowance_and_paces_to_it(tmp_path: Path) -> None:
+async def test_a_trusted_player_is_told_its_allowance(tmp_path: Path) -> None:
     """The operator trusts a tournament's bots too (``--trust``): each is told its larger
-    allowance in its `Welcome`, so its own pacer sends at that rate instead of idling at
-    the ordinary one (issue 17, bug 14: connected tournaments were throttled by the bots'
-    own pacing); a stranger's welcome keeps the ordinary limits."""
+    allowance in its `Welcome`, so its own pacer (``ttt bot``) sends at that rate instead of
+    idling at the ordinary one (issue 17, bug 14: connected tournaments were throttled by
+    the bots' own pacing), and stands outside its address's budget; a stranger's welcome
+    keeps the ordinary limits."""
     async with running_server(
         tmp_path, rate=5.0, burst=5, ip_rate=50.0, ip_burst=50, trusted=frozenset({"fastbot"})
     ) as server:
