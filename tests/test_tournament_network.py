@@ -158,6 +158,31 @@ async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
     assert director.standings.rows["sleeper"].forfeits == 2
 
 
+def test_base_plus_increment_and_losses_on_time_reported_as_such(tmp_path: Path) -> None:
+    """``--tc 0.3+0`` (cutechess-cli's ``tc=``): a bot that thinks 0.5 s a move loses on
+    time, and every output says so: ``games.jsonl`` (``timeout``), ``games.pgn``
+    (``TimeControl "0.3+0"``, ``Termination "time forfeit"``), ``standings.json``
+    (``time_forfeits``) and the line per game (``{sleeper loses on time}``)."""
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "protocol.cli", "tournament", "--bots",
+        f"sleeper=tournament_strategies:Sleeper,random={RANDOM}", "--games-per-pair", "2",
+        "--tc", "0.3+0", "--timemargin", "50", "--seed", "1", "--out", str(out), "--rating-interval", "0",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert [g["reason"] for g in games] == ["timeout", "timeout"]
+    assert done.stdout.count("{sleeper loses on time}") == 2
+    pgn = (out / "games.pgn").read_text()
+    assert pgn.count('[TimeControl "0.3+0"]') == 2 and pgn.count('[Termination "time forfeit"]') == 2
+    summary = json.loads((out / "standings.json").read_text())
+    (sleeper,) = [row for row in summary["standings"] if row["name"] == "sleeper"]
+    assert (sleeper["losses"], sleeper["forfeits"], sleeper["time_forfeits"]) == (2, 2, 2)
+    settings = json.loads((out / "settings.json").read_text())
+    assert (settings["time_control"], settings["time_margin_ms"], settings["move_ms"]) == ("0.3+0", 50, None)
+
+
 async def _serve(db: Path, port: int) -> asyncio.subprocess.Process:
     """``ttt serve`` on ``port`` with ``db``, once it listens."""
     process, _ = await start_server(str(db), "--grace", "20", *FAST_SERVER, port=port, timeout=30)

@@ -15,6 +15,7 @@ from bots.tournament.entries import load_strategy, parse_entries
 if TYPE_CHECKING:
     from bots.tournament.director import TournamentConfig
     from bots.tournament.pairing import Opening
+    from protocol import messages as m
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt", "knockout")
 
@@ -107,7 +108,16 @@ def register(subparsers: Any) -> None:
     colours.add_argument("--reverse", action="store_true", help="the second entry of a pairing plays X first")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--out", help="write standings.json, crosstable.csv, games.jsonl, crosstable.svg here")
-    p.add_argument("--move-ms", type=int, default=5000, help="per-move time control in ms (0: none)")
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument("--move-ms", type=int, help="per-move time control in ms (0: none; default 5000)")
+    clock.add_argument(
+        "--tc", help="base+increment in seconds, as cutechess-cli's tc= (e.g. 10+0.1, 1:30+1; inf: none)"
+    )
+    p.add_argument(
+        "--timemargin", type=int, default=0, metavar="MS",
+        help="a bot may go this far over its time before it loses on time (its own bot processes "
+        "plan without it; default 0)",
+    )  # fmt: skip
     p.add_argument("--rounds", type=int, help="Swiss rounds")
     p.add_argument(
         "--max-plies", type=int, help="adjudicate a game still going after N plies as a draw (any variant)"
@@ -233,6 +243,19 @@ def parse_connected(args: argparse.Namespace) -> dict[str, str]:
     if len(names) < 2:
         raise TournamentError("--bots needs at least two entries")
     return dict.fromkeys(names, "connected")
+
+
+def time_control(args: argparse.Namespace) -> m.TimeControl | None:
+    """The clock of every game: ``--tc``, else ``--move-ms`` (5000 by default); None
+    ``--in-process``, which keeps no clock."""
+    from bots.tournament.timecontrol import parse_tc, per_move
+
+    if getattr(args, "in_process", False):
+        return None
+    if getattr(args, "tc", None):
+        return parse_tc(args.tc)
+    move_ms = getattr(args, "move_ms", None)
+    return per_move(5000 if move_ms is None else move_ms)
 
 
 def build_config(args: argparse.Namespace, players: tuple[str, ...]) -> TournamentConfig:
