@@ -148,6 +148,20 @@ async def test_runner_uses_a_running_server(tmp_path: Path) -> None:
         assert await asyncio.wait_for(server.wait(), 20) == 0
 
 
+@pytest.mark.parametrize(("variant", "games_per_pair"), [("classic", 10), ("tactic-toe", 4)])
+async def test_minimax_same_games_networked_and_in_process(variant: str, games_per_pair: int) -> None:
+    """Issue 17, bug 12: minimax kept its table from move to move and game to game, and a
+    bot process plays its games interleaved, so 3 of these 30 classic games differed. In a
+    tournament it searches a node budget from an empty table each move."""
+    entries = {"mm": "minimax", "heuristic": "heuristic", "random": "random"}
+    config = TournamentConfig(variant, tuple(entries), Format.ROUND_ROBIN, games_per_pair, 4)
+    networked = await NetworkRunner(config, entries, seed=7, server_args=FAST_SERVER).run()
+    local = play_match(config, {name: load_strategy(s) for name, s in entries.items()}, seed=7)
+    played = {r.spec.number: (r.moves, r.result, r.reason) for r in networked.records}
+    assert len(played) == len(local.records) == 3 * games_per_pair
+    assert played == {r.spec.number: (r.moves, r.result, r.reason) for r in local.records}
+
+
 async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
     config = TournamentConfig("classic", ("sleeper", "random"), Format.ROUND_ROBIN, 2, 2)
     entries = {"sleeper": "tournament_strategies:Sleeper", "random": RANDOM}

@@ -174,6 +174,10 @@ def _bot(args: argparse.Namespace) -> int:
 
         variants = frozenset(find_variant(v).name for v in variants)  # unknown names fail here
     strategy = load_strategy(args.strategy, args.noise, options)
+    if args.control:  # a tournament runner's bot: its games replay from the tournament's seed
+        from bots.strategies.base import reproducible
+
+        reproducible(strategy)
     refuses = getattr(getattr(strategy, "inner", strategy), "refusal", None)
     policy = Policy(
         variants=variants,
