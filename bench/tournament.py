@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -88,6 +89,14 @@ async def connected_rate(
             await server.wait()
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and every child it has waited for (server, bots): what a
+    run costs the machine, which load from other work does not change the way it changes
+    wall-clock rates."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -109,7 +118,9 @@ def main() -> None:
     runner = NetworkRunner(
         config, entries, seed=args.seed, move_ms=10_000, server_args=("--rate", "100000", "--burst", "100000")
     )
+    cpu = cpu_seconds()
     networked = asyncio.run(runner.run())
+    net_cpu = cpu_seconds() - cpu
     games = len(networked.records)
     net_rate = games / runner.play_seconds * 60
 
@@ -127,6 +138,7 @@ def main() -> None:
         f"({len(entries)} bots, concurrency {args.concurrency})"
     )
     print(f"networked classic games per minute: {net_rate:,.0f}")
+    print(f"networked CPU ms per game, all processes (start-up included): {net_cpu / games * 1000:.2f}")
     print(f"baseline play_match games per minute: {local_rate:,.0f}")
     print(f"ratio networked / play_match: {net_rate / local_rate:.3f}")
     print(f"same results networked and in-process: {same}")
@@ -136,8 +148,11 @@ def main() -> None:
         if args.untrusted:
             runs.append(("nobody trusted, default limits", ("--sync", "NORMAL"), None))
         for label, server_args, director in runs:
+            cpu = cpu_seconds()
             rate = asyncio.run(connected_rate(config, entries, server_args, director))
+            per_game = (cpu_seconds() - cpu) / games * 1000
             print(f"connected classic games per minute ({label}): {rate:,.0f}")
+            print(f"connected CPU ms per game, all processes ({label}): {per_game:.2f}")
             print(f"ratio connected ({label}) / networked: {rate / net_rate:.3f}")
 
 
