@@ -80,8 +80,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--director-name",
-        help="with --connected: the director's player name (name it in the server's --director so "
-        "arranging games is not throttled like playing; default: a new td-... name each run)",
+        help="with --connected: the director's player name (name it, and the bots, in the server's "
+        "--trust so the tournament is not throttled like a stranger; default: a new td-... name each run)",
     )
     p.add_argument(
         "--director-token-file",
