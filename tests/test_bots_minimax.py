@@ -169,5 +169,7 @@ def test_a_tournament_turns_a_time_budget_into_a_node_budget() -> None:
     reproducible(own)
     assert own.nodes_budget == 7, "a budget of its own is kept"
     reproducible(RandomStrategy())  # nothing to do, no error
+    named = bots.strategy("minimax", nodes_budget=500)  # --bot ...,strategy=minimax,nodes_budget=500
+    assert isinstance(named, MinimaxStrategy) and named.nodes_budget == 500
     with pytest.raises(bots.strategies.base.StrategyError):
         MinimaxStrategy(nodes_budget=0)
