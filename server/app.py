@@ -216,7 +216,8 @@ class ArenaServer:
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
         self.carry_out(recover(self.arena, self.store, self.now()))
-        games = [room.game.id for room in self.arena.rooms.values() if room.game is not None]
+        rooms = self.arena.rooms.values()
+        games = [r.game.id for r in rooms if r.game is not None and not r.game.state.is_over]
         self._started_at.update(self.store.started(games))  # results of recovered games say when they began
         from server.http import process_request
 
