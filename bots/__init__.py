@@ -20,8 +20,8 @@ def strategy(name: str, **options: Any) -> Strategy:
 
     Args:
         name: one of `STRATEGIES`.
-        **options: ``noise=p`` (all: the chance of a random move); ``think_ms`` and
-            ``depth`` (minimax); ``think_ms`` and ``nodes_budget`` (gomoku).
+        **options: ``noise=p`` (all: the chance of a random move); ``think_ms``,
+            ``depth`` and ``nodes_budget`` (minimax); ``think_ms`` and ``nodes_budget`` (gomoku).
 
     Raises:
         StrategyError: unknown name, an option the strategy does not take, or a bad value.
@@ -31,7 +31,7 @@ def strategy(name: str, **options: Any) -> Strategy:
     if name == "minimax":
         from bots.strategies.minimax import MinimaxStrategy
 
-        unknown = set(options) - {"think_ms", "depth"}
+        unknown = set(options) - {"think_ms", "depth", "nodes_budget"}
         if not unknown:
             made = MinimaxStrategy(**options)
     elif name == "gomoku":

@@ -43,6 +43,8 @@ class MoveClock:
         running: whether it runs since ``seen`` (this bot's turn).
         increment_ms: the time given back after each move (Fischer clock).
         per_move: the clock is reset after each move (a per-move time control).
+        margin_ms: a tournament's time margin, already taken off ``left_ms``: the server's
+            clock has it on top (a per-move clock is reset to its time less the margin).
     """
 
     left_ms: float
@@ -50,6 +52,7 @@ class MoveClock:
     running: bool = True
     increment_ms: int = 0
     per_move: bool = False
+    margin_ms: int = 0
 
     def left(self, now: float) -> float:
         """Milliseconds left at ``now``."""
@@ -58,7 +61,7 @@ class MoveClock:
     def after_move(self, now: float, control: m.TimeControl | None) -> MoveClock:
         """The clock once this bot has moved at ``now``: stopped, reset or given its increment."""
         if self.per_move and isinstance(control, m.PerMove):
-            return MoveClock(float(control.move_ms), now, False, 0, True)
+            return MoveClock(float(control.move_ms - self.margin_ms), now, False, 0, True, self.margin_ms)
         return replace(self, left_ms=self.left(now) + self.increment_ms, seen=now, running=False)
 
 

@@ -55,6 +55,8 @@ class Assignment:
 
     number: int
     opening: tuple[Cell, ...] = ()
+    #: The runner's time margin (``--timemargin``): on the server's clock, not to be planned on.
+    margin_ms: int = 0
 
 
 @dataclass(slots=True)
@@ -202,7 +204,8 @@ class BotCore:
         if kind == "entrants":
             self.entrants = frozenset(str(n) for n in cmd["names"])
             return []
-        assignment = Assignment(int(cmd["number"]), tuple(int(c) for c in cmd.get("opening", ())))
+        opening = tuple(int(c) for c in cmd.get("opening", ()))
+        assignment = Assignment(int(cmd["number"]), opening, max(0, int(cmd.get("margin_ms") or 0)))
         if kind == "forget":  # the runner gave up on game N (its challenge failed): drop its expectation
             challenger = str(cmd["challenger"])
             queue = self._expected.get(challenger, deque())
@@ -219,7 +222,7 @@ class BotCore:
             ref = f"ch-{assignment.number}"
             self._sent[ref] = assignment
             move_ms = cmd.get("move_ms")
-            tc: m.TimeControl = m.PerMove(move_ms=int(move_ms)) if move_ms else m.NoClock()
+            tc = cmd.get("time_control") or (m.PerMove(move_ms=int(move_ms)) if move_ms else m.NoClock())
             variant = str(cmd["variant"])
             challenge = m.Challenge(
                 opponent=str(cmd["opponent"]),
@@ -381,6 +384,8 @@ class BotCore:
         if left is None:
             game.clock = None
             return
+        margin = game.assignment.margin_ms if game.assignment is not None else 0
+        left -= margin  # the runner's time margin is for overruns, not for thinking
         state = game.state
         my_turn = state is not None and not state.is_over and state.to_move is game.mark
         if my_turn and clocks.running is None and first_move_ms is not None:
@@ -392,6 +397,7 @@ class BotCore:
             running=my_turn,
             increment_ms=control.increment_ms if isinstance(control, m.Increment) else 0,
             per_move=isinstance(control, m.PerMove),
+            margin_ms=margin,
         )
 
     def _on_moved(self, msg: m.Moved) -> list[Action]:

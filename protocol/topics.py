@@ -35,14 +35,17 @@ class FeedEvent(Protocol):
 #: Root of every topic; the version changes only when a payload changes incompatibly.
 PREFIX: Final = "ttt/v1"
 
-#: kind -> (topic pattern relative to PREFIX, QoS, retained). ``{}`` is the event key.
+#: kind -> (topic pattern relative to PREFIX, QoS, retained). Each ``{}`` is one level of
+#: the event key: a key of several levels is written with ``/`` between them (a rating's
+#: key is ``"{player}/{variant}"``: one retained topic per variant, so a tactic-toe rating
+#: never replaces the classic one).
 ROUTES: Final[dict[EventKind, tuple[str, int, bool]]] = {
     "node": ("nodes/{}", 1, True),
     "room_summary": ("lobby/rooms/{}", 1, True),
     "room_event": ("rooms/{}/events", 1, False),
     "game_result": ("games/{}/result", 1, True),
     "standings": ("tournaments/{}/standings", 1, True),
-    "rating": ("players/{}/rating", 1, True),
+    "rating": ("players/{}/rating/{}", 1, True),
 }
 
 #: Characters a topic level may not hold: level separator, wildcards, NUL.
@@ -124,8 +127,24 @@ def check_key(key: str) -> str:
 
 
 def topic_for(kind: EventKind, key: str, prefix: str = PREFIX) -> str:
-    """The full topic of events of ``kind`` about ``key``."""
-    return f"{prefix}/{ROUTES[kind][0].format(check_key(key))}"
+    """The full topic of events of ``kind`` about ``key`` (its levels joined by ``/`` when
+    the kind's topic has several, e.g. ``"p1/classic"`` for a rating).
+
+    Raises:
+        BadTopicKey: a level is empty or holds ``+``, ``#`` or NUL, or the key has another
+            number of levels than the kind's topic.
+    """
+    pattern = ROUTES[kind][0]
+    wanted = pattern.count("{}")
+    levels = key.split("/") if wanted > 1 else [key]
+    if len(levels) != wanted:
+        raise BadTopicKey(f"a {kind} key has {wanted} levels (a/b), not {key!r}")
+    return f"{prefix}/{pattern.format(*map(check_key, levels))}"
+
+
+def rating_key(player: str, variant: str) -> str:
+    """The key of a player's rating in one variant (topic ``players/{player}/rating/{variant}``)."""
+    return f"{player}/{variant}"
 
 
 def encode(payload: dict[str, Any] | None) -> bytes:
@@ -183,7 +202,7 @@ def parse_topic(topic: str, prefix: str = PREFIX) -> tuple[EventKind, str] | Non
         if len(shape) != len(levels):
             continue
         if all(s == "{}" or s == level for s, level in zip(shape, levels, strict=True)):
-            key = levels[shape.index("{}")]
-            if key:
-                return kind, key
+            keys = [level for s, level in zip(shape, levels, strict=True) if s == "{}"]
+            if all(keys):
+                return kind, "/".join(keys)
     return None

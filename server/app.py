@@ -50,9 +50,6 @@ from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
 
-#: How many times the ordinary message rate a director's connection gets.
-DIRECTOR_FACTOR = 50
-
 
 class FrameOutbox:
     """Sends text frames; while `holding` (the writer announcing a batch), a connection's
@@ -116,8 +113,8 @@ class Conn:
     bad_frames: int = 0
     #: Frames refused over the rate limit since the last one let through.
     flooded: int = 0
-    #: A tournament director the operator named (``--director``): a larger budget.
-    director: bool = False
+    #: A player the operator trusts (``--trust``): a larger budget, outside its address's.
+    trusted: bool = False
     #: The lobby changed while this connection could not take more (a snapshot is owed).
     lobby_stale: bool = False
     closing: bool = False
@@ -222,6 +219,9 @@ class ArenaServer:
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
         self.carry_out(recover(self.arena, self.store, self.now()))
+        rooms = self.arena.rooms.values()
+        games = [r.game.id for r in rooms if r.game is not None and not r.game.state.is_over]
+        self._started_at.update(self.store.started(games))  # results of recovered games say when they began
         from server.http import process_request
 
         self.accept_errors = AcceptErrors(asyncio.get_running_loop())
@@ -325,10 +325,9 @@ class ArenaServer:
                 if conn.closing:
                     break
             conn.player = session.player
-            if conn.player is not None and conn.player.name.casefold() in cfg.directors:
-                conn.director = True  # arranging games is not throttled like playing
-                factor = DIRECTOR_FACTOR
-                conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())
+            if conn.player is not None and cfg.is_trusted(conn.player.name):
+                conn.trusted = True  # a tournament's director and bots: not throttled like a stranger
+                conn.bucket = TokenBucket(*cfg.allowance(conn.player.name), self.now())
             if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
                 ws.on_text = lambda frame: self.receive(conn, frame)
             async for frame in ws:  # what still comes this way: fragmented, binary, queued
@@ -365,7 +364,7 @@ class ArenaServer:
             conn.held.append(frame)
             return
         now = self.now()
-        wait = conn.bucket.take(now) or (0.0 if conn.director else self.ip_buckets[conn.ip].take(now))
+        wait = conn.bucket.take(now) or (0.0 if conn.trusted else self.ip_buckets[conn.ip].take(now))
         if wait:  # before anything else: a flood costs the flooder, not the server
             self._flooded(conn, frame, wait)
             return

@@ -26,6 +26,7 @@ from protocol import messages as m
 from protocol.bucket import TokenBucket
 from protocol.errors import ErrorCode
 from protocol.rules import Mark
+from protocol.topics import rating_key
 from server.config import ServerConfig
 from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome
 from server.frames import MovedEvent, encode
@@ -153,7 +154,8 @@ class Arena:
                     rd=r.rd,
                     games=r.games,
                 )
-                news.append(Publish("rating", pid, change.model_dump(mode="json")))
+                key = rating_key(pid, change.variant)  # a topic per variant
+                news.append(Publish("rating", key, change.model_dump(mode="json")))
         return news
 
     # --- delivering ------------------------------------------------------------------------
@@ -177,7 +179,7 @@ class Arena:
         if isinstance(out, Attach):
             return self._attach(out, now)
         if isinstance(out, Publish) and out.kind == "rating":
-            self.touch_lobby(player_id=out.key)  # the lobby shows ratings
+            self.touch_lobby(player_id=str(out.payload["player"]))  # the lobby shows ratings
         if isinstance(out, Unwelcome):
             self._unwelcome(out)
         return []

@@ -67,12 +67,15 @@ def register(subparsers: Any) -> None:
         "(default: any origin)",
     )
     p.add_argument(
+        "--trust",
         "--director",
+        dest="trust",
         action="append",
         default=[],
         metavar="NAME",
-        help="a player trusted to arrange games (ttt tournament --connected): 50x the message rate, "
-        "outside its address's budget (repeat for several)",
+        help="a player trusted with a larger allowance: a tournament's director (ttt tournament "
+        "--connected) and the bots it runs; 50x the message rate and burst, told in its welcome, "
+        "outside its address's budget (repeat for several; --director is the same)",
     )
     p.add_argument("--ip-rate", type=float, default=320.0, help="messages per second one address may send")
     p.add_argument("--ip-burst", type=int, default=640, help="messages one address may send in a burst")
@@ -178,7 +181,7 @@ def _serve(args: argparse.Namespace) -> int:
         rate=args.rate,
         burst=args.burst,
         max_conns_per_ip=args.max_conns_per_ip,
-        directors=frozenset(name.casefold() for name in args.director),
+        trusted=frozenset(name.casefold() for name in args.trust),
         ip_rate=args.ip_rate,
         ip_burst=args.ip_burst,
         max_flood=args.max_flood,

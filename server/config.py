@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from websockets.typing import Origin
 
+#: How many times the ordinary message rate and burst a trusted player's connection gets.
+TRUSTED_FACTOR = 50
+
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
@@ -33,10 +36,11 @@ class ServerConfig:
     #: Messages per second (and burst) all the connections of one address share.
     ip_rate: float = 320.0
     ip_burst: int = 640
-    #: Players the operator trusts to arrange games (tournament directors): their
-    #: connections get `DIRECTOR_FACTOR` times the message rate and burst, and are not
-    #: counted against their address's budget.
-    directors: frozenset[str] = frozenset()
+    #: Players (casefolded names) the operator trusts with a larger allowance: a tournament
+    #: director and the bots it runs. Their connections get `TRUSTED_FACTOR` times the
+    #: message rate and burst, are told so in their `Welcome`, and are not counted against
+    #: their address's budget.
+    trusted: frozenset[str] = frozenset()
     #: Frames over the rate limit in a row before the connection is closed (1008).
     max_flood: int = 100
     #: Bytes a connection's write buffer may hold before it counts as stalled (and the
@@ -77,6 +81,14 @@ class ServerConfig:
     #: one (while this node is connected) after which another node counts as gone.
     mqtt_heartbeat: float = 5.0
     mqtt_presence_timeout: float = 20.0
+
+    def allowance(self, name: str) -> tuple[float, int]:
+        """The message rate and burst a connection of the player ``name`` gets."""
+        factor = TRUSTED_FACTOR if name.casefold() in self.trusted else 1
+        return self.rate * factor, self.burst * factor
+
+    def is_trusted(self, name: str) -> bool:
+        return name.casefold() in self.trusted
 
     @property
     def ws_origins(self) -> list[Origin | None] | None:

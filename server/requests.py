@@ -98,14 +98,15 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
     arena.touch_lobby(player_id=player.id)
     cfg = arena.config
     status, catch_up = _resume(arena, session, msg.rooms or {}, now)
+    rate, burst = cfg.allowance(player.name)  # a trusted player's pacer may use all of it
     welcome = m.Welcome(
         player=arena.player_info(player.id),
         token=token,
         server_version=__version__,
         limits=m.Limits(
             max_frame=cfg.max_frame,
-            rate_per_s=cfg.rate,
-            burst=cfg.burst,
+            rate_per_s=rate,
+            burst=burst,
             grace_ms=int(cfg.grace * 1000),
             max_rooms=cfg.max_rooms,
             challenge_ttl_ms=int(cfg.challenge_ttl * 1000),

@@ -419,6 +419,13 @@ class Store:
                     )
             return rooms
 
+    def started(self, games: list[str]) -> dict[str, float]:
+        """When each of ``games`` started (wall clock, as stored), by game id."""
+        with self.lock:
+            return {
+                g: t for g in games for (t,) in self.db.execute("SELECT started FROM games WHERE id=?", (g,))
+            }
+
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query on the writer's connection (for start-up, tests and tools)."""
         with self.lock:

@@ -142,3 +142,34 @@ def test_wins_and_blocks_come_first_even_without_time(monkeypatch: pytest.Monkey
     mm = MinimaxStrategy(think_ms=1)
     assert mm.choose(State.replay("classic", [0, 3, 1, 4]), random.Random(0)) == 2  # win
     assert mm.choose(State.replay("classic", [0, 4, 8, 2]), random.Random(0)) == 6  # block
+
+
+def test_a_node_budget_makes_each_move_depend_on_the_position_alone() -> None:
+    """Issue 17, bug 12: with ``nodes_budget`` a search stops on its count, not the clock,
+    and starts from an empty table, so what was searched before changes nothing."""
+    positions = [State.replay("4x4k4", moves) for moves in ([], [5], [5, 6], [0, 5, 10])]
+    fresh = [MinimaxStrategy(nodes_budget=3000).choose(p, random.Random(3)) for p in positions]
+    used = MinimaxStrategy(nodes_budget=3000)
+    for p in reversed(positions):  # another history: other entries in its table
+        used.choose(p, random.Random(9))
+    again = []
+    for p in positions:
+        again.append(used.choose(p, random.Random(3)))
+        assert used.nodes <= 3000 + 8, "the count bounds the search"
+    assert again == fresh
+
+
+def test_a_tournament_turns_a_time_budget_into_a_node_budget() -> None:
+    from bots.strategies.base import NODES_PER_MS, Noisy, RandomStrategy, reproducible
+
+    mm = MinimaxStrategy(think_ms=50)
+    reproducible(Noisy(mm, 0.1))
+    assert mm.nodes_budget == 50 * NODES_PER_MS and mm.think_ms == 50
+    own = MinimaxStrategy(nodes_budget=7)
+    reproducible(own)
+    assert own.nodes_budget == 7, "a budget of its own is kept"
+    reproducible(RandomStrategy())  # nothing to do, no error
+    named = bots.strategy("minimax", nodes_budget=500)  # --bot ...,strategy=minimax,nodes_budget=500
+    assert isinstance(named, MinimaxStrategy) and named.nodes_budget == 500
+    with pytest.raises(bots.strategies.base.StrategyError):
+        MinimaxStrategy(nodes_budget=0)

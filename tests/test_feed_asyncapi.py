@@ -20,11 +20,19 @@ def test_every_channel_is_a_topic_of_its_kind_with_its_qos_and_retain() -> None:
     assert set(doc["channels"]) == set(ROUTES)
     for kind, channel in doc["channels"].items():
         address = channel["address"]
-        param = next(iter(channel["parameters"]))
-        assert parse_topic(address.replace("{" + param + "}", "k1")) == (kind, "k1")
+        keys = [f"k{i}" for i, _ in enumerate(channel["parameters"], 1)]
+        for param, key in zip(channel["parameters"], keys, strict=True):
+            address = address.replace("{" + param + "}", key)
+        assert parse_topic(address) == (kind, "/".join(keys))
         (message,) = channel["messages"].values()
         _, qos, retain = ROUTES[kind]
         assert message["bindings"]["mqtt"] == {"qos": qos, "retain": retain}
+
+
+def test_ratings_have_a_topic_per_variant() -> None:
+    channel = document()["channels"]["rating"]
+    assert channel["address"] == "ttt/v1/players/{player}/rating/{variant}"
+    assert list(channel["parameters"]) == ["player", "variant"]
 
 
 def test_payload_schemas_come_from_the_wire_models() -> None:

@@ -82,13 +82,13 @@ async def test_whole_topic_tree_live_and_retained(bus: EventBus, broker: Broker,
         bus.publish(FeedEvent("room_summary", "r1", summary("r1", "over")))
         bus.publish(FeedEvent("game_result", "g1", {"type": "game_result", "game": "g1", "result": "1-0"}))
         bus.publish(FeedEvent("standings", "t1", {"type": "standings", "rows": [["a", 3]]}))
-        bus.publish(FeedEvent("rating", "p1", {"type": "rating", "player": "p1", "rating": 1516.0}))
-        await live.wait_for(lambda m: len(m) >= 8 and m[-1].topic.endswith("rating"))
+        bus.publish(FeedEvent("rating", "p1/classic", {"type": "rating", "player": "p1", "rating": 1516.0}))
+        await live.wait_for(lambda m: len(m) >= 8 and m[-1].topic.endswith("rating/classic"))
         assert seqs(live, "r1") == [1, 2, 3]
         assert all(m.qos == 1 for m in live.messages), "every topic is published at QoS 1"
         # Retained topics carry state: a burst of updates may coalesce, the latest wins.
         assert live.on("ttt/v1/lobby/rooms/r1")[-1].payload["status"] == "over"
-        assert live.on("ttt/v1/players/p1/rating")[0].payload["rating"] == 1516.0
+        assert live.on("ttt/v1/players/p1/rating/classic")[0].payload["rating"] == 1516.0
 
     async with Subscriber(broker, "ttt/v1/#") as late:
         got = {m.topic: m for m in await late.settle()}
@@ -97,7 +97,7 @@ async def test_whole_topic_tree_live_and_retained(bus: EventBus, broker: Broker,
         "ttt/v1/lobby/rooms/r1",
         "ttt/v1/games/g1/result",
         "ttt/v1/tournaments/t1/standings",
-        "ttt/v1/players/p1/rating",
+        "ttt/v1/players/p1/rating/classic",
     }, "a late subscriber sees exactly the retained state, no room events"
     assert all(m.retained for m in got.values())
     assert got["ttt/v1/nodes/n1"].payload == NODE
@@ -227,7 +227,7 @@ async def test_broker_killed_and_restarted_mid_stream(bus: EventBus, broker: Bro
         for seq in range(4, 12):  # 8 events while down; room for 5
             bus.publish(room_event("r1", seq))
         bus.publish(FeedEvent("room_summary", "r1", summary("r1", "playing")))
-        bus.publish(FeedEvent("rating", "p1", {"type": "rating", "player": "p1", "rating": 1490.0}))
+        bus.publish(FeedEvent("rating", "p1/classic", {"type": "rating", "player": "p1", "rating": 1490.0}))
         await asyncio.sleep(0.05)
         stats = feed.stats()
         assert (stats["feed_queued"], stats["feed_overflow"], stats["feed_outages"]) == (5, 3, 1)
@@ -241,7 +241,7 @@ async def test_broker_killed_and_restarted_mid_stream(bus: EventBus, broker: Bro
             # The retained state was republished to the empty broker, newest values.
             assert live.on("ttt/v1/nodes/n1")[0].payload == NODE
             assert live.on("ttt/v1/lobby/rooms/r1")[-1].payload["status"] == "playing"
-            assert live.on("ttt/v1/players/p1/rating")[0].payload["rating"] == 1490.0
+            assert live.on("ttt/v1/players/p1/rating/classic")[0].payload["rating"] == 1490.0
             bus.publish(room_event("r1", 12))
             await live.wait_for(lambda m: seqs(live, "r1")[-1:] == [12])
         stats = feed.stats()

@@ -115,11 +115,57 @@ async def test_whole_game_topics_and_payloads(node_a: ArenaServer, broker: Broke
     assert {
         "ttt/v1/nodes/a",
         result.topic,
-        *(f"ttt/v1/players/{r.player}/rating" for r in ratings.values()),
+        *(f"ttt/v1/players/{r.player}/rating/classic" for r in ratings.values()),
     } <= retained
     assert not any(t.endswith("/events") for t in retained)
     await ann.close()
     await bob.close()
+
+
+async def test_ratings_per_variant_and_start_times_across_a_restart(tmp_path: Path, broker: Broker) -> None:
+    """Issue 17, bug 16: a tactic-toe rating must not replace the classic one on the feed
+    (one retained topic per variant), and a game's result says when it really started,
+    also for a game started before the server restarted (``started`` was 0.0)."""
+    db = str(tmp_path / "a.db")
+    server = await start_node(tmp_path, broker, "a", db)
+    ann, bob, room = await new_game(server.url)
+    await play(ann, bob, room, X_WINS)  # classic: ann wins
+    joined = await bob.request(m.CreateRoom(variant="tactic-toe", seat="x"))
+    assert isinstance(joined, m.Joined)
+    before_start = time.time()
+    await ann.request(m.Join(room=joined.room))
+    await play(bob, ann, joined.room, [0, 3])
+    await server.stop()
+    server = await start_node(tmp_path, broker, "a", db)
+    try:
+        async with Subscriber(broker, "ttt/v1/#") as live:
+            for client in (ann, bob):
+                await client.reconnect(server.url)
+            after_restart = time.time()
+            await play(bob, ann, joined.room, [1, 4, 2], start=2)  # tactic-toe: bob wins
+
+            def results() -> list[m.GameRecord]:
+                games = [x for x in live.messages if x.topic.startswith("ttt/v1/games/")]
+                records = [m.GameRecord.model_validate_json(x.raw) for x in games]
+                return [r for r in records if r.room == joined.room]
+
+            await live.wait_for(lambda _: bool(results()))
+            (record,) = results()
+            assert (record.variant, record.outcome.result) == ("tactic-toe", "1-0")
+            assert before_start <= record.started <= after_restart <= record.ended
+            await live.wait_for(lambda msgs: len([x for x in msgs if "rating/tactic" in x.topic]) == 2)
+        async with Subscriber(broker, "ttt/v1/players/#") as late:
+            retained = {x.topic: m.RatingChange.model_validate_json(x.raw) for x in await late.settle()}
+        for client, won_classic in ((ann, True), (bob, False)):
+            classic = retained[f"ttt/v1/players/{client.player_id}/rating/classic"]
+            tactic = retained[f"ttt/v1/players/{client.player_id}/rating/tactic-toe"]
+            assert (classic.variant, tactic.variant) == ("classic", "tactic-toe")
+            assert (classic.rating > 1500) is won_classic and (tactic.rating > 1500) is not won_classic
+        assert len(retained) == 4
+    finally:
+        await ann.close()
+        await bob.close()
+        await server.stop()
 
 
 def metrics(server: ArenaServer) -> dict[str, float]:

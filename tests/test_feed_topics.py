@@ -15,27 +15,40 @@ from protocol.topics import (
     parse_mqtt_url,
     parse_topic,
     publication_for,
+    rating_key,
     topic_for,
 )
 from server.bus import FeedEvent
 
 EXPECTED = {
-    "node": ("ttt/v1/nodes/n1", True),
-    "room_summary": ("ttt/v1/lobby/rooms/n1", True),
-    "room_event": ("ttt/v1/rooms/n1/events", False),
-    "game_result": ("ttt/v1/games/n1/result", True),
-    "standings": ("ttt/v1/tournaments/n1/standings", True),
-    "rating": ("ttt/v1/players/n1/rating", True),
+    "node": ("n1", "ttt/v1/nodes/n1", True),
+    "room_summary": ("n1", "ttt/v1/lobby/rooms/n1", True),
+    "room_event": ("n1", "ttt/v1/rooms/n1/events", False),
+    "game_result": ("n1", "ttt/v1/games/n1/result", True),
+    "standings": ("n1", "ttt/v1/tournaments/n1/standings", True),
+    "rating": ("n1/tactic-toe", "ttt/v1/players/n1/rating/tactic-toe", True),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
 def test_each_kind_has_its_topic_qos1_and_retain_flag(kind: str) -> None:
-    pub = publication_for(FeedEvent(kind, "n1", {"type": kind, "ü": 1}))  # type: ignore[arg-type]
-    topic, retain = EXPECTED[kind]
+    key, topic, retain = EXPECTED[kind]
+    pub = publication_for(FeedEvent(kind, key, {"type": kind, "ü": 1}))  # type: ignore[arg-type]
     assert (pub.topic, pub.qos, pub.retain) == (topic, 1, retain)
     assert json.loads(pub.payload) == {"type": kind, "ü": 1}
-    assert parse_topic(pub.topic) == (kind, "n1")
+    assert parse_topic(pub.topic) == (kind, key)
+
+
+def test_a_rating_has_a_retained_topic_per_variant() -> None:
+    """Issue 17, bug 16: one topic for every variant let a tactic-toe rating replace the classic one."""
+    topics = {topic_for("rating", rating_key("p1", v)) for v in ("classic", "tactic-toe", "4x4k4")}
+    assert topics == {f"ttt/v1/players/p1/rating/{v}" for v in ("classic", "tactic-toe", "4x4k4")}
+
+
+@pytest.mark.parametrize("key", ["p1", "p1/", "/classic", "p1/classic/x", "p1/+", "p#/classic"])
+def test_a_rating_key_is_a_player_and_a_variant(key: str) -> None:
+    with pytest.raises(BadTopicKey):
+        topic_for("rating", key)
 
 
 def test_every_route_is_covered() -> None:

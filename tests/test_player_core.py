@@ -147,6 +147,38 @@ def test_runner_challenge_and_expectation_share_a_numbered_game() -> None:
     assert o_bot.decide("r1", 3) == m.Move(room="r1", cell=expected)
 
 
+def test_a_runners_clock_and_time_margin() -> None:
+    """``--tc 1+0.1 --timemargin 300``: the challenge asks the server for the clock with the
+    margin on top, and each bot of the game plans on the clock without it."""
+    x_bot, o_bot = BotCore("A", RngPick(), Policy(), seed=9), BotCore("B", RngPick(), Policy(), seed=9)
+    for core in (x_bot, o_bot):
+        core.command({"cmd": "entrants", "names": ["A", "B"]})
+    served = m.Increment(base_ms=1300, increment_ms=100)
+    command = {"cmd": "challenge", "number": 5, "opponent": "B", "variant": "classic"}
+    (sent,) = sends(x_bot.command({**command, "time_control": served.model_dump(), "margin_ms": 300}))
+    assert isinstance(sent, m.Challenge) and sent.time_control == served
+    o_bot.command({"cmd": "expect", "number": 5, "challenger": "A", "margin_ms": 300})
+    (accept,) = sends(o_bot.receive(challenge("c7", by="A", tc=served)))
+    x_bot.receive(m.ChallengeSent(challenge="c7", ref=sent.ref))
+    snap = snapshot(game=None)
+    snap.room.time_control = served
+    x_bot.receive(m.ChallengeAccepted(challenge="c7", room="r1", role="x", snapshot=snap))
+    o_bot.receive(m.Joined(room="r1", role="o", snapshot=snap, ref=accept.ref))
+    begin = started(x="A", o="B").model_copy(update={"clocks": m.Clocks(x_ms=1300, o_ms=1300, running="x")})
+    for core in (x_bot, o_bot):
+        core.receive(begin, now=10.0)
+        game = core.games["r1"]
+        assert game.clock is not None and game.clock.left(10.0) == 1000.0, "planned without the margin"
+    x_bot.decide("r1", 0, now=10.2)
+    after = x_bot.games["r1"].clock
+    assert after is not None and after.left(10.2) == pytest.approx(900.0)  # 1000 - 200 + the increment
+
+
+def test_a_per_move_clock_resets_without_the_margin() -> None:
+    clock = MoveClock(700.0, 0.0, True, 0, True, margin_ms=300)
+    assert clock.after_move(1.0, m.PerMove(move_ms=1000)).left(5.0) == 700.0
+
+
 def test_snapshot_after_reconnect_resumes_the_turn() -> None:
     core = BotCore("bot", FirstLegal(), Policy())
     game = m.GameSnapshot(

@@ -4,6 +4,7 @@ names and the figures' formatting (issue 17)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -419,3 +420,24 @@ def test_knockout_from_the_command(capsys: pytest.CaptureFixture[str], tmp_path:
     assert knockout["champion"] in ("g", "r1", "r2") and f"champion: {knockout['champion']}" in out
     assert [m["round"] for m in knockout["matches"]] == [1, 2]  # g has the bye
     assert summary["planned"] == 4 and summary["games"] >= 4
+
+
+# --- time controls: --tc and --timemargin -------------------------------------------------------
+
+
+def test_bad_clocks_are_refused_before_anything_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cases = [
+        (["--tc", "40/60"], "moves per session"),
+        (["--tc", "10+0.1", "--move-ms", "500"], "not allowed with argument"),
+        (["--tc", "1+0", "--timemargin", "-5"], "--timemargin must be 0 or more"),
+        (["--server", "ws://127.0.0.1:9", "--connected", "--timemargin", "100"], "--timemargin applies"),
+    ]
+    for flags, says in cases:
+        with pytest.raises(SystemExit) if "not allowed" in says else contextlib.nullcontext():
+            code = main(["tournament", "--quiet", "--bots", "a,b", *flags, "--out", str(tmp_path)])
+            assert code == 2
+        err = capsys.readouterr().err
+        assert says in err, err
+        assert list(tmp_path.iterdir()) == []

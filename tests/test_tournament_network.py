@@ -148,6 +148,20 @@ async def test_runner_uses_a_running_server(tmp_path: Path) -> None:
         assert await asyncio.wait_for(server.wait(), 20) == 0
 
 
+@pytest.mark.parametrize(("variant", "games_per_pair"), [("classic", 10), ("tactic-toe", 4)])
+async def test_minimax_same_games_networked_and_in_process(variant: str, games_per_pair: int) -> None:
+    """Issue 17, bug 12: minimax kept its table from move to move and game to game, and a
+    bot process plays its games interleaved, so 3 of these 30 classic games differed. In a
+    tournament it searches a node budget from an empty table each move."""
+    entries = {"mm": "minimax", "heuristic": "heuristic", "random": "random"}
+    config = TournamentConfig(variant, tuple(entries), Format.ROUND_ROBIN, games_per_pair, 4)
+    networked = await NetworkRunner(config, entries, seed=7, server_args=FAST_SERVER).run()
+    local = play_match(config, {name: load_strategy(s) for name, s in entries.items()}, seed=7)
+    played = {r.spec.number: (r.moves, r.result, r.reason) for r in networked.records}
+    assert len(played) == len(local.records) == 3 * games_per_pair
+    assert played == {r.spec.number: (r.moves, r.result, r.reason) for r in local.records}
+
+
 async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
     config = TournamentConfig("classic", ("sleeper", "random"), Format.ROUND_ROBIN, 2, 2)
     entries = {"sleeper": "tournament_strategies:Sleeper", "random": RANDOM}
@@ -156,6 +170,31 @@ async def test_a_bot_out_of_time_loses_with_its_own_reason() -> None:
     assert [r.reason for r in director.records] == ["timeout", "timeout"]
     assert all(r.points("sleeper") == 0 for r in director.records)
     assert director.standings.rows["sleeper"].forfeits == 2
+
+
+def test_base_plus_increment_and_losses_on_time_reported_as_such(tmp_path: Path) -> None:
+    """``--tc 0.3+0`` (cutechess-cli's ``tc=``): a bot that thinks 0.5 s a move loses on
+    time, and every output says so: ``games.jsonl`` (``timeout``), ``games.pgn``
+    (``TimeControl "0.3+0"``, ``Termination "time forfeit"``), ``standings.json``
+    (``time_forfeits``) and the line per game (``{sleeper loses on time}``)."""
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "protocol.cli", "tournament", "--bots",
+        f"sleeper=tournament_strategies:Sleeper,random={RANDOM}", "--games-per-pair", "2",
+        "--tc", "0.3+0", "--timemargin", "50", "--seed", "1", "--out", str(out), "--rating-interval", "0",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert [g["reason"] for g in games] == ["timeout", "timeout"]
+    assert done.stdout.count("{sleeper loses on time}") == 2
+    pgn = (out / "games.pgn").read_text()
+    assert pgn.count('[TimeControl "0.3+0"]') == 2 and pgn.count('[Termination "time forfeit"]') == 2
+    summary = json.loads((out / "standings.json").read_text())
+    (sleeper,) = [row for row in summary["standings"] if row["name"] == "sleeper"]
+    assert (sleeper["losses"], sleeper["forfeits"], sleeper["time_forfeits"]) == (2, 2, 2)
+    settings = json.loads((out / "settings.json").read_text())
+    assert (settings["time_control"], settings["time_margin_ms"], settings["move_ms"]) == ("0.3+0", 50, None)
 
 
 async def _serve(db: Path, port: int) -> asyncio.subprocess.Process:

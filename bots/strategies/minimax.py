@@ -29,6 +29,7 @@ EXACT, LOWER, UPPER = 0, 1, 2
 #: Entries kept before the table is cleared (long games on big boards; about 40 MB).
 _TT_LIMIT = 250_000
 _NO_REPETITION = 1 << 20
+_NO_LIMIT = 1 << 62
 
 # (depth searched, score with mate scores counted from this position, kind, best move in
 # the canonical frame or -1)
@@ -102,7 +103,10 @@ class MinimaxStrategy:
     """Negamax with alpha-beta, a transposition table and iterative deepening.
 
     ``think_ms`` (milliseconds) is read afresh at every `choose`, so a caller may set it
-    per move from the bot's clock; ``depth`` caps iterative deepening. `nodes` counts
+    per move from the bot's clock; ``depth`` caps iterative deepening; ``nodes_budget``
+    caps the positions entered (checked every 8), and makes each `choose` start from an
+    empty table: a move then depends on the position and ``rng`` alone, as long as the
+    count is reached within ``think_ms`` (a tournament sets it: `base.reproducible`). `nodes` counts
     the positions the last `choose` or `search` entered (immediate wins and unstoppable
     threats are recognised from the lines of the position where they arise, without
     entering the next position).
@@ -111,7 +115,8 @@ class MinimaxStrategy:
     symmetries) on boards up to 4x4 and stores the depth searched, the score with mate
     distances counted from that position (so an entry is valid at any ply), whether the
     score is exact or a lower or upper bound, and the best move (tried first next time).
-    It is kept across iterations and across moves (cleared past `_TT_LIMIT` entries).
+    It is kept across iterations and across moves (cleared past `_TT_LIMIT` entries),
+    unless a ``nodes_budget`` is set.
 
     What keeps the search small (one complete search of the empty classic board enters
     162 positions): a side that can win now scores the win at once; a side facing one
@@ -139,13 +144,20 @@ class MinimaxStrategy:
 
     name = "minimax"
 
-    def __init__(self, think_ms: int = 1000, depth: int | None = None) -> None:
+    def __init__(
+        self, think_ms: int = 1000, depth: int | None = None, nodes_budget: int | None = None
+    ) -> None:
         if isinstance(think_ms, bool) or not isinstance(think_ms, int) or think_ms < 1:
             raise StrategyError(f"think_ms must be a positive int, not {think_ms!r}")
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-            raise StrategyError(f"depth must be a positive int, not {depth!r}")
+        for option, value in (("depth", depth), ("nodes_budget", nodes_budget)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise StrategyError(f"{option} must be a positive int, not {value!r}")
         self.think_ms = think_ms
         self.depth = depth
+        #: Positions a `choose` may enter (None: the wall clock alone bounds it). With a
+        #: budget each `choose` also starts from an empty table, so the move depends only
+        #: on the position and ``rng`` while the count is reached within ``think_ms``.
+        self.nodes_budget = nodes_budget
         #: Positions entered by the last `choose` or `search`.
         self.nodes = 0
         #: Positions entered by each iteration of the last `choose` (the last one may have
@@ -156,6 +168,7 @@ class MinimaxStrategy:
         self._tt: dict[int, _Entry] = {}
         self._tt_variant: Variant | None = None
         self._deadline = float("inf")
+        self._limit = _NO_LIMIT
         self._path: dict[int, int] = {}
         self._horizon = 0
         self._rep_low = _NO_REPETITION
@@ -166,8 +179,11 @@ class MinimaxStrategy:
 
     def choose(self, state: State, rng: random.Random) -> Cell:
         s = bare(state)
+        if self.nodes_budget is not None:
+            self._tt = {}  # nothing from earlier moves or games: the same move every time
         self._prepare(s)
         self._deadline = time.perf_counter() + self.think_ms / 1000
+        self._limit = self.nodes_budget or _NO_LIMIT
         self.nodes = 0
         self.iterations = []
         self.reached = 0
@@ -198,6 +214,7 @@ class MinimaxStrategy:
         s = bare(state)
         self._prepare(s)
         self._deadline = float("inf")
+        self._limit = _NO_LIMIT
         self.nodes = 0
         moves, _ = self._root_moves(s, random.Random(0))
         best, score, _ = self._root(s, moves, depth or _MAX_DEPTH)
@@ -263,7 +280,7 @@ class MinimaxStrategy:
 
     def _search(self, s: State, depth: int, alpha: int, beta: int, ply: int) -> int:
         self.nodes += 1
-        if self.nodes & 7 == 0 and time.perf_counter() > self._deadline:
+        if self.nodes & 7 == 0 and (self.nodes >= self._limit or time.perf_counter() > self._deadline):
             raise _OutOfTime
         outcome = s.outcome
         if outcome is not None:

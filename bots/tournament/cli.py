@@ -15,6 +15,7 @@ from bots.tournament.entries import load_strategy, parse_entries
 if TYPE_CHECKING:
     from bots.tournament.director import TournamentConfig
     from bots.tournament.pairing import Opening
+    from protocol import messages as m
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt", "knockout")
 
@@ -79,8 +80,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--director-name",
-        help="with --connected: the director's player name (name it in the server's --director so "
-        "arranging games is not throttled like playing; default: a new td-... name each run)",
+        help="with --connected: the director's player name (name it, and the bots, in the server's "
+        "--trust so the tournament is not throttled like a stranger; default: a new td-... name each run)",
     )
     p.add_argument(
         "--director-token-file",
@@ -107,7 +108,16 @@ def register(subparsers: Any) -> None:
     colours.add_argument("--reverse", action="store_true", help="the second entry of a pairing plays X first")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--out", help="write standings.json, crosstable.csv, games.jsonl, crosstable.svg here")
-    p.add_argument("--move-ms", type=int, default=5000, help="per-move time control in ms (0: none)")
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument("--move-ms", type=int, help="per-move time control in ms (0: none; default 5000)")
+    clock.add_argument(
+        "--tc", help="base+increment in seconds, as cutechess-cli's tc= (e.g. 10+0.1, 1:30+1; inf: none)"
+    )
+    p.add_argument(
+        "--timemargin", type=int, default=0, metavar="MS",
+        help="a bot may go this far over its time before it loses on time (its own bot processes "
+        "plan without it; default 0)",
+    )  # fmt: skip
     p.add_argument("--rounds", type=int, help="Swiss rounds")
     p.add_argument(
         "--max-plies", type=int, help="adjudicate a game still going after N plies as a draw (any variant)"
@@ -164,6 +174,10 @@ def _bot(args: argparse.Namespace) -> int:
 
         variants = frozenset(find_variant(v).name for v in variants)  # unknown names fail here
     strategy = load_strategy(args.strategy, args.noise, options)
+    if args.control:  # a tournament runner's bot: its games replay from the tournament's seed
+        from bots.strategies.base import reproducible
+
+        reproducible(strategy)
     refuses = getattr(getattr(strategy, "inner", strategy), "refusal", None)
     policy = Policy(
         variants=variants,
@@ -233,6 +247,19 @@ def parse_connected(args: argparse.Namespace) -> dict[str, str]:
     if len(names) < 2:
         raise TournamentError("--bots needs at least two entries")
     return dict.fromkeys(names, "connected")
+
+
+def time_control(args: argparse.Namespace) -> m.TimeControl | None:
+    """The clock of every game: ``--tc``, else ``--move-ms`` (5000 by default); None
+    ``--in-process``, which keeps no clock."""
+    from bots.tournament.timecontrol import parse_tc, per_move
+
+    if getattr(args, "in_process", False):
+        return None
+    if getattr(args, "tc", None):
+        return parse_tc(args.tc)
+    move_ms = getattr(args, "move_ms", None)
+    return per_move(5000 if move_ms is None else move_ms)
 
 
 def build_config(args: argparse.Namespace, players: tuple[str, ...]) -> TournamentConfig:

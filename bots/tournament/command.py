@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bots.tournament.cli import build_config, parse_connected, planned_games
+from bots.tournament.cli import build_config, parse_connected, planned_games, time_control
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.entries import Entry, build_entries, check_plays, load_strategy
 from bots.tournament.journal import Journal
 from bots.tournament.pairing import TournamentError
 from bots.tournament.standings import PlayedGame
+from bots.tournament.timecontrol import tc_text
+from protocol import messages as m
 
 if TYPE_CHECKING:
     from bots.tournament.feed import StandingsFeed
@@ -31,6 +33,7 @@ def settings_of(
     """Every setting that decides which games are played (``settings.json``, and
     ``settings`` in ``standings.json``)."""
     sprt = config.sprt
+    control = time_control(args)
     return {
         "variant": config.variant,
         "format": str(config.format),
@@ -43,7 +46,9 @@ def settings_of(
             "elo0": sprt.elo0, "elo1": sprt.elo1, "alpha": sprt.alpha, "beta": sprt.beta, "model": sprt.model
         },
         "max_games": config.max_games if sprt is not None else None,
-        "move_ms": None if args.in_process else (args.move_ms or None),
+        "move_ms": control.move_ms if isinstance(control, m.PerMove) else None,
+        "time_control": None if control is None else tc_text(control),
+        "time_margin_ms": getattr(args, "timemargin", 0) or 0,
         "concurrency": config.concurrency,
         "swap": config.colours,
         "max_plies": config.max_plies,
@@ -66,6 +71,15 @@ def run_tournament(args: argparse.Namespace) -> int:
         entries = build_entries(args.bots, args.bot, args.noise, args.think_ms)
         players = tuple(entries)
     config = build_config(args, players)
+    margin = getattr(args, "timemargin", 0) or 0
+    if margin < 0:
+        raise TournamentError("--timemargin must be 0 or more")
+    if margin and args.connected:
+        raise TournamentError(
+            "--timemargin applies to the runner's own bot processes; a connected bot plans on the "
+            "server's clock, so give it a longer --tc instead"
+        )
+    time_control(args)  # a bad --tc or --move-ms fails here, before anything is written
     if entries is not None:  # a bad name, or a strategy that cannot play the variant, fails here
         for name, entry in entries.items():
             check_plays(name, load_strategy(entry.strategy, 0.0, entry.options), config.variant)
@@ -135,7 +149,7 @@ def _play(
         connected = ConnectedRunner(
             config,
             args.server,
-            move_ms=args.move_ms or None,
+            time_control=time_control(args),
             on_game=on_game,
             done_records=done,
             token_file=args.director_token_file,
@@ -155,7 +169,8 @@ def _play(
         {name: e.strategy for name, e in entries.items()},
         seed=args.seed,
         server=args.server,
-        move_ms=args.move_ms or None,
+        time_control=time_control(args),
+        margin_ms=getattr(args, "timemargin", 0) or 0,
         entry_args={name: tuple(e.bot_args()) for name, e in entries.items()},
         recover=args.recover,
         on_game=on_game,

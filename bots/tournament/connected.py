@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
 from bots.tournament.standings import PlayedGame
+from bots.tournament.timecontrol import per_move
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError, connect
 from protocol.tokens import TokenFile
@@ -67,7 +68,8 @@ class ConnectedRunner:
     """Runs ``config`` among players online at ``server`` (``config.players``: their names).
 
     Attributes:
-        move_ms: the per-move time control of every game (None: no clock).
+        move_ms: the per-move time control of every game (None: no clock)...
+        time_control: ...or this clock (``--tc``), if given.
         on_game: called after each finished game, with the record and the director.
         done_records: games already played (a saved ``games.jsonl``): play continues after them.
         name: the director's player name on the server (a new player each run).
@@ -78,6 +80,7 @@ class ConnectedRunner:
     move_ms: int | None = 5000
     on_game: Callable[[PlayedGame, Director], None] | None = None
     done_records: Sequence[PlayedGame] = ()
+    time_control: m.TimeControl | None = None
     name: str = field(default_factory=lambda: "td-" + secrets.token_hex(4))
     #: Where the director keeps its token (a named director comes back as itself).
     token_file: str | None = None
@@ -283,7 +286,7 @@ class ConnectedRunner:
         if not retry:
             game.attempts += 1
         spec = game.spec
-        control: m.TimeControl = m.PerMove(move_ms=self.move_ms) if self.move_ms else m.NoClock()
+        control = self.time_control if self.time_control is not None else per_move(self.move_ms)
         arrange = m.ArrangeGame(
             x=spec.x,
             o=spec.o,

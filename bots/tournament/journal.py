@@ -31,6 +31,8 @@ FLAGS = {
     "sprt": "--elo0/--elo1/--alpha/--beta/--sprt-model",
     "max_games": "--max-games",
     "move_ms": "--move-ms",
+    "time_control": "--tc/--move-ms",
+    "time_margin_ms": "--timemargin",
     "mode": "--in-process/--connected",
     "swap": "--noswap/--reverse",
     "max_plies": "--max-plies",

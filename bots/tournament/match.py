@@ -3,7 +3,9 @@
 Each player draws its random numbers from its own `random.Random`, seeded from
 the tournament seed, the game number and its colour (`game_rng`), so a game's
 moves depend on nothing else: not on the order games finish, nor on the other
-games. The same seed and the same strategies give the same games.
+games. The same seed and the same strategies give the same games: a searcher that stops
+on the wall clock is given a node budget first (`bots.strategies.base.reproducible`), as
+the runner's bot processes are.
 
 `Strategy` and `Noisy` live in `bots.strategies.base`; they are imported here so
 ``from bots.tournament.match import Strategy`` keeps working.
@@ -15,7 +17,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from bots.strategies.base import Noisy, Strategy
+from bots.strategies.base import Noisy, Strategy, reproducible
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
 from bots.tournament.standings import PlayedGame
@@ -96,6 +98,8 @@ def play_match(
     missing = [p for p in config.players if p not in strategies]
     if missing:
         raise TournamentError(f"no strategy for {', '.join(missing)}")
+    for strategy in strategies.values():
+        reproducible(strategy)  # as the runner's bot processes: a node budget, not the wall clock
     if done_records:
         director, _ = Director.resume(config, done_records)
     else:

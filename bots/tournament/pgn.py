@@ -3,8 +3,10 @@
 
 X plays White and O Black, as the side that moves first. Each game has the seven-tag
 roster (``Event Site Date Round White Black Result``), then ``Variant`` (our variant id),
-``TimeControl`` (PGN's forms: ``-`` for none, ``1/S`` for S seconds a move), ``Termination``
-(PGN's words; the exact reason is in a ``{comment}`` after the result) and ``PlyCount``.
+``TimeControl`` (PGN's forms: ``-`` for none, ``1/S`` for S seconds a move, ``B+I`` for a
+base of B seconds and I a move: `bots.tournament.timecontrol.tc_text`), ``Termination``
+(PGN's words, ``time forfeit`` for a loss on time; the exact reason is in a ``{comment}``
+after the result) and ``PlyCount``.
 Moves are cell names as the client shows them: column letter, then row number from 1
 at the top (``b2`` is the centre of 3x3); the opening's moves carry ``{book}`` as
 cutechess-cli marks them.
@@ -34,16 +36,9 @@ def _tag(name: str, value: object) -> str:
     return f'[{name} "{text}"]'
 
 
-def time_control(move_ms: int | None) -> str:
-    """PGN's TimeControl for a per-move clock (``-``: none)."""
-    if not move_ms:
-        return "-"
-    return f"1/{move_ms / 1000:g}"
-
-
 def game_pgn(
     record: PlayedGame, variant: str, *, event: str = "ttt-arena tournament", site: str = "?",
-    date: str = "????.??.??", move_ms: int | None = None,
+    date: str = "????.??.??", time_control: str = "-",
 ) -> str:  # fmt: skip
     """One game as PGN text (tags, a blank line, the movetext, a blank line)."""
     s = record.spec
@@ -59,7 +54,7 @@ def game_pgn(
         _tag("Black", s.o),
         _tag("Result", record.result),
         _tag("Variant", variant),
-        _tag("TimeControl", time_control(move_ms)),
+        _tag("TimeControl", time_control),
         _tag("Termination", termination),
         _tag("PlyCount", len(record.moves)),
     ]

@@ -24,7 +24,7 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
     """Write the five files into ``out`` (created if missing); returns their paths.
 
     ``games.pgn`` takes its Date, Site and TimeControl from ``meta`` (``date``,
-    ``site``, ``settings.move_ms``)."""
+    ``site``, ``settings.time_control``)."""
     paths = write_standings(out, director, standings_summary(director, meta, status="finished"))
     c = director.config
     paths.append(out / "games.jsonl")
@@ -41,10 +41,18 @@ def write_outputs(out: Path, director: Director, meta: dict[str, Any] | None = N
         c.variant,
         site=m.get("site", "?"),
         date=m.get("date", "????.??.??"),
-        move_ms=m.get("settings", {}).get("move_ms"),
+        time_control=_tc_tag(m.get("settings", {})),
     )
     paths[4].write_text(pgn, encoding="utf-8")
     return paths
+
+
+def _tc_tag(settings: dict[str, Any]) -> str:
+    """PGN's TimeControl from the settings (older ones have ``move_ms`` only)."""
+    if "time_control" in settings:
+        return str(settings["time_control"] or "-")
+    move_ms = settings.get("move_ms")
+    return f"1/{move_ms / 1000:g}" if move_ms else "-"
 
 
 def write_standings(out: Path, director: Director, summary: dict[str, Any]) -> list[Path]:
@@ -237,15 +245,19 @@ def standings_table(director: Director) -> Any:
             str(row.draws),
             str(row.losses),
             f"{row.as_x}/{row.as_o}",
-            str(row.forfeits),
+            f"{row.forfeits} ({row.time_forfeits} on time)" if row.time_forfeits else str(row.forfeits),
         )
     return table
 
 
 def game_line(record: PlayedGame, finished: int) -> str:
-    """One finished game as cutechess-cli prints it: ``Finished game 3 (a vs b): 1-0 {line}``."""
+    """One finished game as cutechess-cli prints it: ``Finished game 3 (a vs b): 1-0 {line}``,
+    ``{b loses on time}`` for a game lost on time."""
     s = record.spec
-    return f"Finished game {s.number} ({s.x} vs {s.o}): {record.result} {{{record.reason}}} [{finished} done]"
+    reason = record.reason
+    if reason == "timeout" and record.result != "1/2-1/2":  # as cutechess-cli says it
+        reason = f"{s.x if record.result == '0-1' else s.o} loses on time"
+    return f"Finished game {s.number} ({s.x} vs {s.o}): {record.result} {{{reason}}} [{finished} done]"
 
 
 def matchup_lines(director: Director) -> list[str]:

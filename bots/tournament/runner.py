@@ -27,6 +27,8 @@ from typing import Any
 from bots.tournament.director import Director, TournamentConfig
 from bots.tournament.pairing import GameSpec, TournamentError
 from bots.tournament.standings import PlayedGame
+from bots.tournament.timecontrol import per_move, with_margin
+from protocol import messages as m
 
 TTT = [sys.executable, "-m", "protocol.cli"]
 #: Seconds to wait for the second bot's report of a game (its thinking time) once the
@@ -164,7 +166,10 @@ class NetworkRunner:
 
     Attributes:
         server: a ``ws://`` URL, or None to start an embedded server.
-        move_ms: the per-move time control of every game (None: no clock).
+        move_ms: the per-move time control of every game (None: no clock)...
+        time_control: ...or this clock (``--tc``), if given.
+        margin_ms: the time margin (``--timemargin``): the server's clock has it on top,
+            the bots plan without it.
         bot_args: extra ``ttt bot`` flags for every bot (``--think-ms``, ``--noise``...).
         on_game: called after each finished game, with the record and the director.
     """
@@ -174,6 +179,8 @@ class NetworkRunner:
     seed: int = 0
     server: str | None = None
     move_ms: int | None = 5000
+    time_control: m.TimeControl | None = None
+    margin_ms: int = 0
     bot_args: tuple[str, ...] = ()
     #: Extra ``ttt bot`` flags of one entry (``--bot name=...,noise=...``), by name.
     entry_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -462,16 +469,17 @@ class NetworkRunner:
             if not x.alive or not o.alive:
                 queue += self._record_forfeit(spec, spec.x if not x.alive else spec.o, "abandoned")
                 continue
-            opening = list(spec.opening)
-            await self._tell(
-                o, {"cmd": "expect", "number": spec.number, "challenger": spec.x, "opening": opening}
-            )
+            opening, margin = list(spec.opening), self.margin_ms
+            expect = {"cmd": "expect", "number": spec.number, "challenger": spec.x, "opening": opening}
+            await self._tell(o, {**expect, "margin_ms": margin})
+            control = self.time_control if self.time_control is not None else per_move(self.move_ms)
             challenge = {
                 "cmd": "challenge",
                 "number": spec.number,
                 "opponent": spec.o,
                 "variant": self.config.variant,
-                "move_ms": self.move_ms,
+                "time_control": with_margin(control, margin).model_dump(mode="json"),
+                "margin_ms": margin,
                 "opening": opening,
             }
             await self._tell(x, challenge)

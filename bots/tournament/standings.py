@@ -102,6 +102,8 @@ class Row:
     as_o: int = 0
     byes: int = 0
     forfeits: int = 0
+    #: Of the forfeits, the games lost on time (``timeout``).
+    time_forfeits: int = 0
 
     @property
     def games(self) -> int:
@@ -119,6 +121,7 @@ class Row:
             "as_o": self.as_o,
             "byes": self.byes,
             "forfeits": self.forfeits,
+            "time_forfeits": self.time_forfeits,
         }
 
 
@@ -155,6 +158,7 @@ class Standings:
                 row.losses += 1
                 if record.reason not in RULES_REASONS:
                     row.forfeits += 1
+                    row.time_forfeits += record.reason == "timeout"
             else:
                 row.draws += 1
             if me == s.x:

@@ -28,16 +28,17 @@ _PAYLOADS: dict[EventKind, tuple[Any, str]] = {
     ),
     "game_result": (m.GameRecord, "A finished game with all its moves."),
     "standings": (dict[str, Any], "A tournament's standings after each of its games."),
-    "rating": (m.RatingChange, "A player's rating in one variant after a rated game."),
+    "rating": (m.RatingChange, "A player's rating in one variant after a rated game (a topic per variant)."),
 }
 
-_PARAMETER = {
-    "node": "node",
-    "room_summary": "room",
-    "room_event": "room",
-    "game_result": "game",
-    "standings": "tournament",
-    "rating": "player",
+#: kind -> the names of its topic's parameters, one a ``{}`` level, in order.
+_PARAMETERS: dict[EventKind, tuple[str, ...]] = {
+    "node": ("node",),
+    "room_summary": ("room",),
+    "room_event": ("room",),
+    "game_result": ("game",),
+    "standings": ("tournament",),
+    "rating": ("player", "variant"),
 }
 
 
@@ -52,11 +53,11 @@ def document() -> dict[str, Any]:
         for name, definition in schema.pop("$defs", {}).items():
             schemas[name] = definition
         schemas[kind] = schema
-        param = _PARAMETER[kind]
+        params = _PARAMETERS[kind]
         channels[kind] = {
-            "address": f"{PREFIX}/{pattern.format('{' + param + '}')}",
+            "address": f"{PREFIX}/{pattern.format(*('{' + p + '}' for p in params))}",
             "description": description,
-            "parameters": {param: {"description": f"the {param} id (one topic level)"}},
+            "parameters": {p: {"description": f"the {p} id (one topic level)"} for p in params},
             "messages": {
                 kind: {
                     "contentType": "application/json",
