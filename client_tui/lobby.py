@@ -103,8 +103,9 @@ class LobbyScreen(Screen[None]):
 
     @property
     def composed(self) -> bool:
-        """Whether the panes exist: events can come before compose or after unmount starts."""
-        return self.is_mounted and bool(self.query("#rooms"))
+        """Whether the panes exist: events can come before compose or after unmount starts
+        (``is_mounted`` is no guide: it turns true only after ``on_mount``, which draws)."""
+        return bool(self.query("#rooms"))
 
     def refresh_lobby(self) -> None:
         if not self.composed:
