@@ -32,18 +32,36 @@ def own_room(node_id: str, room_id: str) -> bool:
     return node_id == "local" or room_id.startswith(f"{node_id}-")
 
 
-def recover(arena: Arena, store: Store, now: float) -> Decision:
+def recover(arena: Arena, store: Store, now: float, only: set[str] | None = None) -> Decision:
     """Load ``store`` into ``arena``; the decision closes rooms that cannot go on and wakes
-    the recovered ones when their grace periods end."""
+    the recovered ones when their grace periods end. A clustered node loads only the
+    rooms ``only`` names (those its lease took over: `server.cluster`); otherwise a node
+    loads the rooms it created (all of them for a lone "local" node)."""
     for pid, name, kind, token_hash in store.players():
         arena.players.add(Player(pid, name, kind, token_hash))
     for pid, variant, rating, rd, vol, games in store.ratings():
         arena.ratings.load(pid, variant, Rating(rating, rd, vol, games))
+    if only is None:  # another node's rooms in a shared database stay there
+        stored = [r for r in store.open_rooms() if own_room(arena.config.node_id, r.id)]
+    else:
+        stored = store.open_rooms(only)
+    decision, closed = load_rooms(arena, stored, now)
+    log.info(
+        "recovered %d players, %d rooms (%d games in progress); closed %d",
+        len(arena.players),
+        len(arena.rooms),
+        sum(1 for r in arena.rooms.values() if r.playing),
+        len(closed),
+    )
+    return decision
+
+
+def load_rooms(arena: Arena, stored_rooms: list[StoredRoom], now: float) -> tuple[Decision, list[str]]:
+    """Put ``stored_rooms`` into ``arena`` (at start, or taken over from a dead node: their
+    players must be in the roster already): the decision, and the rooms closed instead."""
     decision = Decision()
     closed = []
-    for stored in store.open_rooms():
-        if not own_room(arena.config.node_id, stored.id):
-            continue  # another node's room in a shared database
+    for stored in stored_rooms:
         try:
             room = _room(arena, stored, now)
         except (ArenaError, ValueError, KeyError):
@@ -59,14 +77,7 @@ def recover(arena: Arena, store: Store, now: float) -> Decision:
         due = room.next_deadline()
         if due is not None:
             decision.wake.append((due, room.id))
-    log.info(
-        "recovered %d players, %d rooms (%d games in progress); closed %d",
-        len(arena.players),
-        len(arena.rooms),
-        sum(1 for r in arena.rooms.values() if r.playing),
-        len(closed),
-    )
-    return decision
+    return decision, closed
 
 
 def _room(arena: Arena, stored: StoredRoom, now: float) -> Room:

@@ -23,6 +23,7 @@ from server.ops import (
     GameSaved,
     MoveSaved,
     PlayerSaved,
+    PresenceSaved,
     RatingSaved,
     RoomSaved,
     SeqSaved,
@@ -57,6 +58,23 @@ CREATE TRIGGER IF NOT EXISTS moves_played_insert INSTEAD OF INSERT ON moves_play
     UPDATE rooms SET seq = NEW.seq, updated = NEW.at WHERE id = NEW.room;
 END;
 """
+
+#: Rooms with owners (`server.lease`, docs/deploy.md): each node's lease (its epoch goes up
+#: at each start, and when another node takes over after it expired: the fence), which
+#: node (and epoch) hosts each room, and which node each online player is on. Plain
+#: portable SQL (SQLite and PostgreSQL); times are wall-clock milliseconds.
+LEASE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS leases (
+    node TEXT PRIMARY KEY, epoch INTEGER NOT NULL, url TEXT NOT NULL, expires BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS room_owners (
+    room TEXT PRIMARY KEY, node TEXT NOT NULL, epoch INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS room_owners_by_node ON room_owners (node, epoch);
+CREATE TABLE IF NOT EXISTS presence (
+    player TEXT PRIMARY KEY, node TEXT NOT NULL, epoch INTEGER NOT NULL);
+"""
+
+#: Rooms named in one fencing statement (one parameter each, and three more).
+FENCE_CHUNK = 500
 
 #: Moves written by one INSERT (8 parameters each: SQLite allows 32,766 since 3.32).
 MOVES_PER_STATEMENT = 1000
@@ -114,6 +132,20 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class Fenced(Exception):
+    """A write for rooms this node no longer owns (another node took them over after this
+    node's lease ran out): nothing of the transaction was written."""
+
+    def __init__(self, rooms: list[str]) -> None:
+        super().__init__(f"this node no longer hosts {', '.join(rooms)}")
+        self.rooms = rooms
+
+
+def _op_room(op: StoreOp) -> str | None:
+    """The room an operation writes to (None: players, ratings, presence)."""
+    return getattr(op, "room", None)
+
+
 @dataclass
 class StoredGame:
     id: str
@@ -165,7 +197,11 @@ class Store:
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoint_lock = threading.Lock()
         self.db.executescript(SCHEMA)
+        self.db.executescript(LEASE_SCHEMA)
         _add_name_keys(self.db)
+        #: (node, epoch) of this node's lease once it is clustered (`lease_register`): then
+        #: every write to a room first checks, in its transaction, that the room is ours.
+        self.fence: tuple[str, int] | None = None
         self.writes = 0
         self.batches = 0
 
@@ -195,7 +231,11 @@ class Store:
         now = time.time()
         with self.lock:
             cur = self.db.cursor()
-            if len(ops) <= MOVES_PER_STATEMENT and all(type(op) is MoveSaved for op in ops):
+            if (
+                self.fence is None
+                and len(ops) <= MOVES_PER_STATEMENT
+                and all(type(op) is MoveSaved for op in ops)
+            ):
                 self._moves(cur, cast(list[MoveSaved], ops), now)
             else:
                 self._transaction(cur, ops, now)
@@ -205,6 +245,8 @@ class Store:
     def _transaction(self, cur: sqlite3.Cursor, ops: list[StoreOp], now: float) -> None:
         cur.execute("BEGIN")
         try:
+            if self.fence is not None:
+                self._check_fence(cur, ops)
             moves: list[MoveSaved] = []
             for op in ops:
                 if isinstance(op, MoveSaved):
@@ -222,6 +264,51 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):  # the original error says more
                     cur.execute("ROLLBACK")
             raise
+
+    def _check_fence(self, cur: sqlite3.Cursor, ops: list[StoreOp]) -> None:
+        """Inside the write's transaction: claim the new rooms of ``ops`` and check that
+        this node's lease (node, epoch) owns every room they write to; `Fenced` if not.
+
+        The check is an UPDATE of the owner rows (to the same values), so on a database
+        with row locks it also holds them until the commit: a takeover of one of these
+        rooms waits for this transaction, or this one sees the new owner."""
+        assert self.fence is not None
+        node, epoch = self.fence
+        rooms = list(dict.fromkeys(r for op in ops if (r := _op_room(op)) is not None))
+        if not rooms:
+            return
+        for op in ops:
+            if isinstance(op, RoomSaved):
+                cur.execute(
+                    "INSERT INTO room_owners (room, node, epoch) VALUES (?,?,?) "
+                    "ON CONFLICT (room) DO NOTHING",
+                    (op.room, node, epoch),
+                )
+        owned = 0
+        for start in range(0, len(rooms), FENCE_CHUNK):
+            chunk = rooms[start : start + FENCE_CHUNK]
+            cur.execute(
+                "UPDATE room_owners SET epoch = ? WHERE node = ? AND epoch = ? AND room IN ("
+                + ",".join("?" * len(chunk))
+                + ")",
+                (epoch, node, epoch, *chunk),
+            )
+            owned += cur.rowcount
+        if owned == len(rooms):
+            return
+        mine: set[str] = set()
+        for start in range(0, len(rooms), FENCE_CHUNK):
+            chunk = rooms[start : start + FENCE_CHUNK]
+            mine.update(
+                r[0]
+                for r in cur.execute(
+                    "SELECT room FROM room_owners WHERE node = ? AND epoch = ? AND room IN ("
+                    + ",".join("?" * len(chunk))
+                    + ")",
+                    (node, epoch, *chunk),
+                )
+            )
+        raise Fenced([r for r in rooms if r not in mine])
 
     @staticmethod
     def _moves(cur: sqlite3.Cursor, moves: list[MoveSaved], now: float) -> None:
@@ -300,6 +387,18 @@ class Store:
                 "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?)",
                 (op.player, op.name, op.kind, op.token_hash, now, name_key(op.name)),
             )
+        elif isinstance(op, PresenceSaved):
+            if self.fence is None:
+                return  # a lone node: nobody else asks where its players are
+            node, epoch = self.fence
+            if op.online:
+                cur.execute(
+                    "INSERT INTO presence (player, node, epoch) VALUES (?,?,?) ON CONFLICT (player) "
+                    "DO UPDATE SET node = excluded.node, epoch = excluded.epoch",
+                    (op.player, node, epoch),
+                )
+            else:  # only if it is still here (it may have moved to another node since)
+                cur.execute("DELETE FROM presence WHERE player = ? AND node = ?", (op.player, node))
         else:  # pragma: no cover - exhaustive
             raise TypeError(op)
 
@@ -314,8 +413,9 @@ class Store:
         with self.lock:
             return list(self.db.execute("SELECT player, variant, rating, rd, vol, games FROM ratings"))
 
-    def open_rooms(self) -> list[StoredRoom]:
-        """Rooms not closed, each with its games (and the moves of each game)."""
+    def open_rooms(self, only: set[str] | None = None) -> list[StoredRoom]:
+        """Rooms not closed (or only those of ``only``), each with its games (and the
+        moves of each game)."""
         with self.lock:
             rooms = [
                 StoredRoom(
@@ -335,6 +435,7 @@ class Store:
                     "SELECT id, variant, time_control, rated, private, invite, ply_cap, opening, seat_x, "
                     "seat_o, seq FROM rooms WHERE closed=0"
                 )
+                if only is None or r[0] in only
             ]
             for room in rooms:
                 for g in list(
@@ -372,3 +473,138 @@ class Store:
         """A read-only query (for tests and tools)."""
         with self.lock:
             return list(self.db.execute(sql, params))
+
+    # --- leases: which node hosts which room (server.lease, server.cluster) -------------------
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Any:
+        """One transaction on the store's connection (the caller holds ``self.lock``)."""
+        cur = self.db.cursor()
+        cur.execute("BEGIN")
+        try:
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
+            raise
+
+    def lease_register(self, node: str, url: str, expires_ms: int) -> int:
+        """Start a new incarnation of ``node``: its lease's epoch goes up by one (so writes
+        of any earlier incarnation are fenced off) and this store writes as it from now on.
+        Returns the new epoch."""
+        with self.lock, self._atomic() as cur:
+            cur.execute(
+                "INSERT INTO leases (node, epoch, url, expires) VALUES (?, 1, ?, ?) ON CONFLICT (node) "
+                "DO UPDATE SET epoch = leases.epoch + 1, url = excluded.url, expires = excluded.expires",
+                (node, url, expires_ms),
+            )
+            epoch = int(cur.execute("SELECT epoch FROM leases WHERE node = ?", (node,)).fetchone()[0])
+            # Rooms from before leases existed: their creator (by the id's prefix) owns them.
+            cur.execute(
+                "INSERT INTO room_owners (room, node, epoch) SELECT id, ?, 0 FROM rooms WHERE closed = 0 "
+                "AND substr(id, 1, ?) = ? "
+                "AND NOT EXISTS (SELECT 1 FROM room_owners o WHERE o.room = rooms.id)",
+                (node, len(node) + 1, node + "-"),
+            )
+            self.fence = (node, epoch)
+        return epoch
+
+    def lease_renew(self, node: str, epoch: int, url: str, expires_ms: int) -> bool:
+        """Push the lease of (``node``, ``epoch``) on to ``expires_ms``; False when that
+        incarnation lost it (another node fenced it off after it ran out)."""
+        with self.lock, self._atomic() as cur:
+            cur.execute(
+                "UPDATE leases SET expires = ?, url = ? WHERE node = ? AND epoch = ?",
+                (expires_ms, url, node, epoch),
+            )
+            return bool(cur.rowcount == 1)
+
+    def lease_release(self, node: str, epoch: int) -> None:
+        """A clean exit: the lease ends now, so another node takes the rooms over at once."""
+        with self.lock, self._atomic() as cur:
+            cur.execute("UPDATE leases SET expires = 0 WHERE node = ? AND epoch = ?", (node, epoch))
+
+    def orphan_rooms(self, now_ms: int) -> list[tuple[str, str, int]]:
+        """Open rooms whose owner's lease is not live at ``now_ms``: (room, node, epoch)."""
+        with self.lock:
+            return list(
+                self.db.execute(
+                    "SELECT o.room, o.node, o.epoch FROM room_owners o JOIN rooms r ON r.id = o.room "
+                    "WHERE r.closed = 0 AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.node = o.node "
+                    "AND l.epoch = o.epoch AND l.expires >= ?)",
+                    (now_ms,),
+                )
+            )
+
+    def adopt_rooms(
+        self, node: str, epoch: int, orphans: list[tuple[str, str, int]], now_ms: int
+    ) -> list[str]:
+        """Take ``orphans`` (as `orphan_rooms` found them) over for (``node``, ``epoch``), in
+        one transaction: each dead incarnation's lease epoch goes up (so it can neither renew
+        nor write again), then each room moves to us only if it still has the owner it had
+        and that owner's lease is still not live. Returns the rooms taken."""
+        won: list[str] = []
+        with self.lock, self._atomic() as cur:
+            for dead_node, dead_epoch in sorted({(n, e) for _, n, e in orphans}):
+                cur.execute(
+                    "UPDATE leases SET epoch = epoch + 1 WHERE node = ? AND epoch = ? AND expires < ?",
+                    (dead_node, dead_epoch, now_ms),
+                )
+            for room, dead_node, dead_epoch in orphans:
+                cur.execute(
+                    "UPDATE room_owners SET node = ?, epoch = ? WHERE room = ? AND node = ? AND epoch = ? "
+                    "AND NOT EXISTS (SELECT 1 FROM leases l "
+                    "WHERE l.node = ? AND l.epoch = ? AND l.expires >= ?)",
+                    (node, epoch, room, dead_node, dead_epoch, dead_node, dead_epoch, now_ms),
+                )
+                if cur.rowcount == 1:
+                    won.append(room)
+        return won
+
+    def room_hosts(self, rooms: list[str], now_ms: int) -> dict[str, tuple[str, str | None]]:
+        """Who hosts each of ``rooms`` that is open: room -> (node, its URL if its
+        lease is live at ``now_ms``, else None: the room is between hosts)."""
+        found: dict[str, tuple[str, str | None]] = {}
+        with self.lock:
+            for start in range(0, len(rooms), FENCE_CHUNK):
+                chunk = rooms[start : start + FENCE_CHUNK]
+                for room, node, url, expires in self.db.execute(
+                    "SELECT o.room, o.node, l.url, l.expires FROM room_owners o "
+                    "JOIN rooms r ON r.id = o.room "
+                    "LEFT JOIN leases l ON l.node = o.node AND l.epoch = o.epoch "
+                    "WHERE r.closed = 0 AND o.room IN ("
+                    + ",".join("?" * len(chunk))
+                    + ")",
+                    chunk,
+                ):
+                    live = expires is not None and expires >= now_ms
+                    found[room] = (node, url if live else None)
+        return found
+
+    def player_host(self, name: str, now_ms: int) -> tuple[str, str] | None:
+        """The node (and its URL) where the player named ``name`` is online, if that node's
+        lease is live at ``now_ms``."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT p.node, l.url FROM presence p JOIN players pl ON pl.id = p.player "
+                "JOIN leases l ON l.node = p.node AND l.epoch = p.epoch "
+                "WHERE pl.name_key = ? AND l.expires >= ?",
+                (name_key(name), now_ms),
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def players_with_ids(self, ids: list[str]) -> list[tuple[str, str, str, str]]:
+        """These players (id, name, kind, token_hash) and nobody else."""
+        rows: list[tuple[str, str, str, str]] = []
+        with self.lock:
+            for start in range(0, len(ids), FENCE_CHUNK):
+                chunk = ids[start : start + FENCE_CHUNK]
+                rows += self.db.execute(
+                    "SELECT id, name, kind, token_hash FROM players WHERE id IN ("
+                    + ",".join("?" * len(chunk))
+                    + ")",
+                    chunk,
+                )
+        return rows
