@@ -99,6 +99,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--node-id", default=None, help="this node's id on the feed (default: local)")
     p.add_argument("--public-url", default="", help="the ws:// URL clients use to reach this node")
     p.add_argument(
+        "--lease",
+        type=float,
+        default=4.0,
+        help="with --node-id: seconds a node's lease on its rooms lasts; another node takes them over "
+        "this long after its last renewal (default 4)",
+    )
+    p.add_argument(
+        "--lease-renew", type=float, default=1.0, help="seconds between renewals of the lease (default 1)"
+    )
+    p.add_argument(
         "--house-bots",
         metavar="SPEC",
         default="rule,minimax,table",
@@ -132,6 +142,13 @@ def _serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("websockets").setLevel(max(logging.WARNING, logging.getLogger().level))
+    from server.lease import LeaseRules
+
+    try:
+        LeaseRules(args.lease, args.lease_renew)
+    except ValueError as exc:
+        print(f"ttt serve: {exc}", file=sys.stderr)
+        return 2
     problem = _cannot_store(args.db, args.sync)
     if problem is not None:
         print(f"ttt serve: cannot use the database {args.db}: {problem}", file=sys.stderr)
@@ -160,6 +177,8 @@ def _serve(args: argparse.Namespace) -> int:
         sync=args.sync,
         node_id=args.node_id or "local",
         public_url=args.public_url,
+        lease=args.lease,
+        lease_renew=args.lease_renew,
     )
     loop = args.loop or ("uvloop" if _uvloop_installed() else "asyncio")
     main = run_server(config, args.mqtt, _companions(args))

@@ -28,13 +28,13 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from protocol import messages as m
+from server.arena import Arena
+from server.config import ServerConfig
 from server.decision import Decision
 from server.lease import Lease, LeaseRules, Verdict
 from server.players import Player
 from server.ratings import Rating
 from server.recovery import load_rooms
-from server.arena import Arena
-from server.config import ServerConfig
 from server.store import Store, StoredRoom
 
 
@@ -54,6 +54,7 @@ class Host(Protocol):
     def carry_out(self, decision: Decision) -> None: ...
 
     def close_conn(self, conn: Any, code: int, reason: str) -> None: ...
+
 
 log = logging.getLogger("ttt.server.cluster")
 

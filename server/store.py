@@ -574,9 +574,7 @@ class Store:
                     "SELECT o.room, o.node, l.url, l.expires FROM room_owners o "
                     "JOIN rooms r ON r.id = o.room "
                     "LEFT JOIN leases l ON l.node = o.node AND l.epoch = o.epoch "
-                    "WHERE r.closed = 0 AND o.room IN ("
-                    + ",".join("?" * len(chunk))
-                    + ")",
+                    "WHERE r.closed = 0 AND o.room IN (" + ",".join("?" * len(chunk)) + ")",
                     chunk,
                 ):
                     live = expires is not None and expires >= now_ms
