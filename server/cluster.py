@@ -257,8 +257,10 @@ class Cluster:
             if rid in self.server.arena.rooms:
                 continue  # taken over meanwhile
             host = found.get(rid)
-            if host is None or (host[0] == self.node and host[1] is not None):  # none, or ours: closed
+            if host is None:
                 hosts.pop(rid, None)
+            elif host[0] == self.node:  # taken over by this node a moment ago, not loaded yet
+                hosts[rid] = None
             else:
                 hosts[rid] = host[1]
 

@@ -99,7 +99,9 @@ async def until(predicate: Callable[[], bool], timeout: float = 30.0, what: str 
         await asyncio.sleep(0.05)
 
 
-async def resume_via(client: ArenaClient, url: str, room: str, timeout: float = 60.0) -> m.Resumed:
+async def resume_via(
+    client: ArenaClient, url: str, room: str, timeout: float = 60.0, pause: float = 0.2
+) -> m.Resumed:
     """Reconnect ``client`` to ``url`` and resume ``room``, following redirects, until its
     host answers (a dead host's lease has to run out first: until then the client is sent
     to the dead node, or told ``room_moving``, and tries again)."""
@@ -112,4 +114,4 @@ async def resume_via(client: ArenaClient, url: str, room: str, timeout: float = 
         except (OSError, ConnectionLost, RemoteError, TimeoutError):
             pass
         assert time.monotonic() < deadline, f"{client.name} could not resume {room}"
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(pause)

@@ -91,3 +91,18 @@ async def test_a_dead_nodes_room_is_moving_until_taken_over_then_resumes_with_mo
         assert isinstance(ok, m.Ok)
         stored = node_b.store.query("SELECT cell FROM moves WHERE game = 'z-1.1' ORDER BY ply")
         assert stored == [(4,), (0,), (8,)]
+
+
+async def test_a_room_this_node_took_over_but_has_not_loaded_yet_is_moving_not_gone(tmp_path: Path) -> None:
+    async with running_server(tmp_path, node_id="b", **STILL) as node_b:
+        xavier = await player(node_b, "xavier")
+        olga = await player(node_b, "olga")
+        room = _orphan(node_b.config.db, xavier.player_id, olga.player_id)
+        assert node_b.cluster is not None and node_b.cluster.lease.epoch is not None
+        # the takeover committed in the database; the room is not in b's memory yet
+        node_b.store.adopt_rooms("b", node_b.cluster.lease.epoch, node_b.store.orphan_rooms(2**62), 2**62)
+        xavier.session.last_seq[room] = 6
+        with pytest.raises(RemoteError) as moving:
+            await xavier.resume()
+        assert moving.value.code == "room_moving"
+        assert xavier.session.last_seq == {room: 6}  # not told "gone": the client still knows the room
