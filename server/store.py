@@ -503,7 +503,8 @@ class Store:
             epoch = int(cur.execute("SELECT epoch FROM leases WHERE node = ?", (node,)).fetchone()[0])
             # Rooms from before leases existed: their creator (by the id's prefix) owns them.
             cur.execute(
-                "INSERT INTO room_owners (room, node, epoch) SELECT id, ?, 0 FROM rooms WHERE closed = 0 "
+                "INSERT INTO room_owners (room, node, epoch) SELECT id, CAST(? AS TEXT), 0 FROM rooms "
+                "WHERE closed = 0 "
                 "AND substr(id, 1, ?) = ? "
                 "AND NOT EXISTS (SELECT 1 FROM room_owners o WHERE o.room = rooms.id)",
                 (node, len(node) + 1, node + "-"),
