@@ -77,6 +77,8 @@ async def test_a_dead_nodes_room_is_moving_until_taken_over_then_resumes_with_mo
         assert node_b.cluster is not None
         await node_b.cluster.beat()  # the lease is renewed, and z's room taken over
         assert room in node_b.rooms and node_b.cluster.adopted == 1
+        metrics = node_b.prometheus.text().decode()
+        assert "ttt_rooms_adopted_total 1.0" in metrics and "ttt_lease_epoch 1.0" in metrics
         resumed = await xavier.resume()
         assert resumed.rooms == {room: "replay"}
         watcher = await player(node_b, "watcher")
