@@ -11,7 +11,9 @@ file; ``--games`` games on a with one acknowledged move each; every player recon
 and resumes (the baseline); a is killed with SIGKILL and every player reconnects to b
 (retrying every 50 ms while a's lease runs: b answers ``room_moving`` or sends them to the
 dead a) until b has resumed them. Also printed: kill -> b owns every room (read from the
-database every 20 ms).
+database every 20 ms), and what the fence costs on the move path: batches of moves written
+by a clustered node's store (each transaction first checks that the node owns the rooms)
+against the same batches written by a lone node's store (no check), in the same run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from server_harness import seated_pair
 
 from protocol import messages as m
 from protocol.client import ArenaClient
+from server.ops import MoveSaved, RoomSaved
+from server.store import Store
 
 #: Seconds one kill may take before the bench gives up (it never hangs).
 TIMEOUT = 120.0
@@ -83,6 +87,25 @@ async def one_kill(tmp: Path, games: int, lease: tuple[str, ...]) -> tuple[float
         await b.stop()
 
 
+def fence_cost(tmp: Path, batches: int = 2000, per_batch: int = 10) -> tuple[float, float]:
+    """Seconds per batch of ``per_batch`` moves (of as many rooms): (lone node, clustered node)."""
+    times = []
+    for clustered in (False, True):
+        store = Store(str(tmp / f"fence-{clustered}.db"), "NORMAL")
+        if clustered:
+            store.lease_register("a", "ws://a", 2**62)
+        rooms = [f"a-{i}" for i in range(per_batch)]
+        store.write(
+            [RoomSaved(r, "classic", "{}", False, False, None, None, (), "x", "o", 0, False) for r in rooms]
+        )
+        started = time.perf_counter()
+        for n in range(batches):
+            store.write([MoveSaved(f"{r}.1", n, 0, None, None, r, n + 1) for r in rooms])
+        times.append((time.perf_counter() - started) / batches)
+        store.close()
+    return times[0], times[1]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=10)
@@ -105,6 +128,10 @@ async def main() -> None:
                     ("kill -> all players resumed on b", 2)):  # fmt: skip
         values = [row[i] for row in rows]
         print(f"{name}: p50 {quantile(values, 50):.3f} s, p99 {quantile(values, 99):.3f} s")
+    with tempfile.TemporaryDirectory(prefix="ttt-fence-") as tmp:
+        lone, fenced = fence_cost(Path(tmp))
+    print(f"batch of 10 moves (sync NORMAL): lone node {lone * 1e6:.0f} us, clustered (fenced) "
+          f"{fenced * 1e6:.0f} us, ratio {fenced / lone:.2f}")  # fmt: skip
     fail = [row[2] for row in rows]
     print(f"failover p50 / lease: {quantile(fail, 50) / args.lease:.2f}; "
           f"failover p50 - lease: {quantile(fail, 50) - args.lease:.3f} s")  # fmt: skip
