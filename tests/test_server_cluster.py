@@ -108,3 +108,28 @@ async def test_a_room_this_node_took_over_but_has_not_loaded_yet_is_moving_not_g
             await xavier.resume()
         assert moving.value.code == "room_moving"
         assert xavier.session.last_seq == {room: 6}  # not told "gone": the client still knows the room
+
+
+async def test_a_node_that_lost_its_lease_drops_its_rooms_and_sends_their_players_off(
+    tmp_path: Path,
+) -> None:
+    async with running_server(tmp_path, node_id="a", **STILL) as node_a:
+        host = await player(node_a, "host")
+        joined = await host.request(m.CreateRoom(seat="x"))
+        assert isinstance(joined, m.Joined) and node_a.cluster is not None
+        epoch = node_a.cluster.lease.epoch
+        # node b took the room over (as after a's lease ran out while a was paused)
+        b = Store(node_a.config.db)
+        b.lease_register("b", "ws://127.0.0.1:1", int(time.time() * 1000) + 600_000)
+        b.db.execute("UPDATE leases SET epoch = epoch + 1 WHERE node = 'a'")
+        b.db.execute("UPDATE room_owners SET node = 'b', epoch = 1 WHERE room = ?", (joined.room,))
+        await node_a.cluster.beat()  # the renewal fails: a drops the room, and starts a new epoch
+        assert joined.room not in node_a.rooms and node_a.cluster.dropped == 1
+        assert node_a.cluster.lease.epoch == (epoch or 0) + 2
+        goodbye = await host.expect(m.Goodbye, timeout=5)
+        assert goodbye.close_code == 1012
+        other = await player(node_a, "other")
+        with pytest.raises(OSError):  # redirected to b (whose address here leads nowhere)
+            await other.request(m.Spectate(room=joined.room))
+        assert other.url == "ws://127.0.0.1:1"
+        b.close()
