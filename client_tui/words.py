@@ -66,6 +66,7 @@ ERRORS = {
     "unknown_type": "the server does not know that request (an older server?)",
     "store_unavailable": "the server cannot save right now (its disk); try again in a moment",
     "too_many_accounts": "too many new players from your address: wait, or come back with your token",
+    "room_moving": "that game's server went down; another is taking it over: try again in a moment",
     "too_many_challenges": "too many challenges are waiting: cancel one, or wait for answers",
     "frame_too_large": "that message was too large for the server",
     "hello_first": "the server expected a hello first",

@@ -78,6 +78,9 @@ class ArenaClient:
         if kind not in ("human", "bot"):
             raise ValueError(f"kind must be 'human' or 'bot', not {kind!r}")
         self.url = url
+        #: The URL first given: where `protocol.reconnect` goes back to when the node a
+        #: redirect led to cannot be reached (it died; another node took its rooms over).
+        self.home = url
         self.name = name
         self.kind = kind
         self.token = token

@@ -72,6 +72,11 @@ class ErrorCode(_Coded):
         "too many new players from your address lately; try again after retry_after seconds "
         "(or come back with a token)",
     )
+    ROOM_MOVING = (
+        "room_moving",
+        "the room's node stopped renewing its lease and another node is taking the room over: "
+        "nothing was changed; try again (on any node) after retry_after seconds",
+    )
     # --- a new room or game ---
     UNKNOWN_VARIANT = "unknown_variant", "the variant name matches no variant"
     BAD_TIME_CONTROL = (

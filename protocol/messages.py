@@ -37,6 +37,8 @@ CLOSE_CODES: dict[int, str] = {
     "or too many bad frames",
     1009: "message too big: a frame over the size limit",
     1011: "internal error",
+    1012: "a room of this connection moved to another node (this node lost its lease on it): "
+    "reconnect to any node and resume; it redirects to the room's host",
 }
 
 Ref = Annotated[str, Field(max_length=64)]

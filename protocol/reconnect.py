@@ -2,7 +2,8 @@
 
 Connect, say hello with the player's token, resume every room from the last
 seq seen; if that fails, wait out a `Backoff` and try again, until it works, a
-refusal says it never will, or the caller stops it. A token file (optional)
+refusal says it never will, or the caller stops it. A node a redirect led to that
+cannot be reached any more is given up for the URL the client started with. A token file (optional)
 keeps the token across processes. Bots (`bots.player`) and the terminal client
 (`client_tui.link`) both come back this way.
 """
@@ -90,6 +91,10 @@ class Reconnector:
             except (OSError, TimeoutError, ConnectionLost, WebSocketException) as exc:
                 # WebSocketException: e.g. a server still starting (or dying) closes the handshake
                 error = exc
+                if isinstance(exc, OSError) and self.client.url != self.client.home:
+                    # the node a redirect led to is gone: the first node sends us on to
+                    # whichever node hosts the rooms now
+                    self.client.url = self.client.home
             else:
                 if self.token_file is not None and self.client.token is not None:
                     self.token_file.write(self.client.token)

@@ -19,7 +19,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from server import events, outage
 from server.accept import AcceptErrors, ConnectionCap, default_limit
 from server.arena import Arena
 from server.bus import EventBus, FeedEvent
+from server.cluster import Cluster
 from server.config import ServerConfig
 from server.connection import ArenaConnection
 from server.decision import Announce, Close, Decision, Out, Publish
@@ -153,12 +154,15 @@ class ArenaServer:
         self.outbox = FrameOutbox()
         self.metrics = Metrics()
         self.prometheus = ServerMetrics(self)
+        #: Rooms with owners and leases, when several nodes share the store (`server.cluster`).
+        self.cluster: Cluster | None = Cluster(self) if self.config.clustered else None
         self.writer = Writer(
             self.store,
             announcing=self.outbox.holding,
             committed=self.prometheus.store_commit.observe,
             failing=self._store_failing,
             recovered=self._store_recovered,
+            fenced=self.cluster.fenced if self.cluster is not None else None,
         )
         self.conns: dict[int, Conn] = {}
         self.per_ip: dict[str, int] = {}
@@ -218,7 +222,8 @@ class ArenaServer:
         self._tasks.append(asyncio.create_task(self.writer.checkpoints(), name="checkpoints"))
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
-        self.carry_out(recover(self.arena, self.store, self.now()))
+        only = None if self.cluster is None else self.cluster.register(self.now())
+        self.carry_out(recover(self.arena, self.store, self.now(), only))
         rooms = self.arena.rooms.values()
         games = [r.game.id for r in rooms if r.game is not None and not r.game.state.is_over]
         self._started_at.update(self.store.started(games))  # results of recovered games say when they began
@@ -246,6 +251,9 @@ class ArenaServer:
         sockets = self._server.sockets
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        if self.cluster is not None:  # the lease now names the URL (the bound port) other nodes redirect to
+            await self.cluster.beat()
+            self._tasks.append(asyncio.create_task(self.cluster.run(), name="lease"))
         self.publish_node("online")
         log.info("listening on %s:%d (db %s)", self.config.host, self.port, self.store.path)
 
@@ -270,6 +278,8 @@ class ArenaServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.writer.flush()
+        if self.cluster is not None:
+            self.cluster.release()
         self.publish_node("offline")
         if self.feed is not None:
             with contextlib.suppress(Exception):
@@ -385,8 +395,13 @@ class ArenaServer:
         session = self.arena.sessions.get(conn.id)
         if session is not None and session.player is not None and self._remote(conn, message):
             return
+        reads: list[Awaitable[Any]] = []
         if isinstance(message, m.Hello) and self.shared.needs(message):
-            self._read_then(conn, self.shared.load(message), message)
+            reads.append(self.shared.load(message))
+        if self.cluster is not None and (lookup := self.cluster.lookup(message)) is not None:
+            reads.append(lookup)  # who hosts the rooms it names, or the player it challenges
+        if reads:
+            self._read_then(conn, reads[0] if len(reads) == 1 else asyncio.gather(*reads), message)
             return
         if isinstance(message, m.GetLeaderboard) and session is not None and session.player is not None:
             self._read_then(conn, self.shared.leaderboard(message.variant, message.limit), message)

@@ -67,6 +67,12 @@ class Arena:
         self.remote_rooms: dict[str, tuple[dict[str, Any], str]] = {}
         #: Other nodes' public URLs.
         self.remote_nodes: dict[str, str] = {}
+        #: Clustered nodes (`server.cluster`): rooms not hosted here as the lease table said
+        #: when a request named them: room id -> its host's URL (None: its host's lease ran
+        #: out and no node has taken it over yet); and players online on other nodes, by
+        #: case-folded name -> URL. The shell reads them just before such a request is decided.
+        self.hosts: dict[str, str | None] = {}
+        self.player_hosts: dict[str, str] = {}
         self.before_rating: RatingsHook | None = None
         #: Set while the store fails (`server.outage`): changes are refused, clocks paused.
         self.outage: Outage | None = None
@@ -87,9 +93,12 @@ class Arena:
 
     # --- building decisions --------------------------------------------------------------
 
-    def refuse(self, conn: int, code: str, message: str, ref: str | None = None) -> Decision:
+    def refuse(
+        self, conn: int, code: str, message: str, ref: str | None = None, retry_after: float | None = None
+    ) -> Decision:
         self.errors[code] += 1
-        frame = m.encode(m.Error(code=cast(ErrorCode, code), message=message, ref=ref))
+        error = m.Error(code=cast(ErrorCode, code), message=message, ref=ref, retry_after=retry_after)
+        frame = m.encode(error)
         return Decision(now=[Reply(conn, frame)])
 
     def settle(self, room: Room, changes: Changes, *after: Out) -> Decision:

@@ -19,7 +19,7 @@ from protocol.rules import Mark, find_variant
 from server.arrange import ArrangedChallenge
 from server.decision import Attach, Decision, Reply, Tell
 from server.players import Player, Session
-from server.room import Changes, Refused
+from server.room import Changes, Redirected, Refused
 from server.rooms import check_room_count, check_settings, new_room
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ def send(arena: Arena, session: Session, msg: m.Challenge, now: float) -> Decisi
     me = arena.player_of(session)
     opponent = arena.players.named(msg.opponent)
     if opponent is None or opponent.id not in arena.online:
+        url = arena.player_hosts.get(msg.opponent.casefold())
+        if url is not None:  # online on another node: the challenge is sent from there
+            raise Redirected(url, None)
         raise Refused("no_such_player", f"no player named {msg.opponent!r} is online")
     if opponent.id == me.id:
         raise Refused("self_challenge", "you cannot challenge yourself")

@@ -127,6 +127,16 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--public-url", default="", help="the ws:// URL clients use to reach this node")
     p.add_argument(
+        "--lease",
+        type=float,
+        default=4.0,
+        help="with --node-id: seconds a node's lease on its rooms lasts; another node takes them over "
+        "this long after its last renewal (default 4)",
+    )
+    p.add_argument(
+        "--lease-renew", type=float, default=1.0, help="seconds between renewals of the lease (default 1)"
+    )
+    p.add_argument(
         "--house-bots",
         metavar="SPEC",
         default="rule,minimax,table",
@@ -166,6 +176,13 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from server.lease import LeaseRules
+
+    try:
+        LeaseRules(args.lease, args.lease_renew)
+    except ValueError as exc:
+        print(f"ttt serve: {exc}", file=sys.stderr)
+        return 2
     problem = _cannot_store(args.db, args.sync)
     if problem is not None:
         print(f"ttt serve: cannot use the database {_shown(args.db)}: {problem}", file=sys.stderr)
@@ -196,6 +213,8 @@ def _serve(args: argparse.Namespace) -> int:
         public_url=args.public_url,
         mqtt_heartbeat=args.mqtt_heartbeat,
         mqtt_presence_timeout=args.mqtt_presence_timeout,
+        lease=args.lease,
+        lease_renew=args.lease_renew,
     )
     loop = args.loop or ("uvloop" if _uvloop_installed() else "asyncio")
     main = run_server(config, args.mqtt, _companions(args))

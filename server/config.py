@@ -75,6 +75,10 @@ class ServerConfig:
     #: SQLite ``synchronous``: "FULL" survives power loss, "NORMAL" a crash of the process.
     sync: str = "FULL"
     node_id: str = "local"
+    #: Clustered nodes (any ``node_id`` but "local"): seconds a room lease lasts, and how
+    #: often it is renewed (`server.lease`).
+    lease: float = 4.0
+    lease_renew: float = 1.0
     #: The URL clients use to reach this node (sent to the feed); derived from host/port when empty.
     public_url: str = ""
     #: MQTT feed: seconds between two heartbeats of this node's presence, and seconds without
@@ -94,6 +98,11 @@ class ServerConfig:
     def ws_origins(self) -> list[Origin | None] | None:
         """``origins`` as ``websockets.serve(origins=...)`` takes it (None: no check)."""
         return [*map(Origin, self.origins), None] if self.origins else None
+
+    @property
+    def clustered(self) -> bool:
+        """Whether this node shares its database with others (rooms have owners with leases)."""
+        return self.node_id != "local"
 
     @property
     def url(self) -> str:

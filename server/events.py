@@ -16,6 +16,7 @@ from server.arrange import player_gone
 from server.arrange import tick as arrangement_tick
 from server.challenges import expire, withdraw_all
 from server.decision import Close, Decision, Reply
+from server.ops import PresenceSaved
 from server.requests import HANDLERS
 from server.room import Redirected
 
@@ -45,7 +46,7 @@ def receive(
     except Redirected as exc:
         return Decision(now=[Reply(conn, m.encode(m.Redirect(url=exc.url, room=exc.room, ref=ref)))])
     except ArenaError as exc:
-        return arena.refuse(conn, exc.code, exc.message, ref)
+        return arena.refuse(conn, exc.code, exc.message, ref, getattr(exc, "retry_after", None))
     except Exception:  # a bug: the client hears of it, the server and other rooms go on
         log.exception("failed to handle %s", message.type)
         return arena.refuse(conn, "internal", "the server failed to handle the message", ref)
@@ -63,6 +64,8 @@ def disconnect(arena: Arena, conn: int, now: float, stopping: bool = False) -> D
         return decision
     del arena.online[player.id]
     arena.touch_lobby(player_id=player.id)
+    if arena.config.clustered and arena.outage is None:
+        decision.ops.append(PresenceSaved(player.id, False))
     decision += withdraw_all(arena, player, f"{player.name} went offline")
     if stopping:
         return decision

@@ -56,6 +56,7 @@ def _answer(server: Any, connection: ServerConnection, request: Request) -> Resp
                 "node": server.config.node_id,
                 "connections": len(server.conns),
                 "rooms": len(server.rooms),
+                **({"epoch": server.cluster.lease.epoch} if getattr(server, "cluster", None) else {}),
                 "uptime_s": round(time.time() - server.started, 1),
             }
         )

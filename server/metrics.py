@@ -105,6 +105,15 @@ class _Figures(Collector):
         yield counter("ttt_store_retried", "Store transactions tried again.", server.writer.retried)
         yield gauge("ttt_writer_backlog", "Decisions waiting to be written.", server.writer.backlog)
         yield counter("ttt_bus_published", "Events published on the feed bus.", server.bus.published)
+        cluster = getattr(server, "cluster", None)
+        if cluster is not None:  # clustered nodes (server.cluster)
+            yield gauge(
+                "ttt_lease_epoch", "This node's lease epoch (0: none held).", cluster.lease.epoch or 0
+            )
+            yield counter(
+                "ttt_rooms_adopted", "Rooms taken over from nodes whose lease ran out.", cluster.adopted
+            )
+            yield counter("ttt_rooms_dropped", "Rooms dropped: another node took them over.", cluster.dropped)
         feed = server.feed
         if feed is not None and hasattr(feed, "stats"):
             for key, value in sorted(feed.stats().items()):

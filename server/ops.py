@@ -102,4 +102,16 @@ class PlayerSaved:
     token_hash: str
 
 
-StoreOp = RoomSaved | GameSaved | MoveSaved | GameFinished | RatingSaved | PlayerSaved | SeqSaved
+@dataclass(frozen=True, slots=True)
+class PresenceSaved:
+    """A player came online on this node (``online``) or left it: what other nodes read to
+    send a challenge for that player to the right node (written only by clustered nodes;
+    the store fills in the node and its lease's epoch)."""
+
+    player: str
+    online: bool
+
+
+StoreOp = (
+    RoomSaved | GameSaved | MoveSaved | GameFinished | RatingSaved | PlayerSaved | SeqSaved | PresenceSaved
+)

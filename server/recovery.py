@@ -36,19 +36,39 @@ def own_room(node_id: str, room_id: str) -> bool:
     return node_id == "local" or room_id.startswith(f"{node_id}-")
 
 
-def recover(arena: Arena, store: Store, now: float) -> Decision:
+def recover(arena: Arena, store: Store, now: float, only: set[str] | None = None) -> Decision:
     """Load ``store`` into ``arena``; the decision closes rooms that cannot go on and wakes
-    the recovered ones when their grace periods end."""
-    mine = [r for r in store.open_rooms() if own_room(arena.config.node_id, r.id)]  # not other nodes'
-    seated = {pid for r in mine for pid in r.seats_taken()}
-    ids = sorted(seated | {p for r in mine for g in r.games for p in (g.x, g.o)})
+    the recovered ones when their grace periods end. A clustered node loads only the
+    rooms ``only`` names (those its lease took over: `server.cluster`); otherwise a node
+    loads the rooms it created (all of them for a lone "local" node). Only the players of
+    those rooms are loaded; the others come from the store when they say hello."""
+    if only is None:  # another node's rooms in a shared database stay there
+        stored = [r for r in store.open_rooms() if own_room(arena.config.node_id, r.id)]
+    else:
+        stored = store.open_rooms(only)
+    seated = {pid for r in stored for pid in r.seats_taken()}
+    ids = sorted(seated | {p for r in stored for g in r.games for p in (g.x, g.o)})
     for pid, name, kind, token_hash in store.players_with_ids(ids):
         arena.players.add(Player(pid, name, kind, token_hash))
     for pid, variant, rating, rd, vol, games in store.ratings_of(ids):
         arena.ratings.load(pid, variant, Rating(rating, rd, vol, games))
+    decision, closed = load_rooms(arena, stored, now)
+    log.info(
+        "recovered %d players, %d rooms (%d games in progress); closed %d",
+        len(arena.players),
+        len(arena.rooms),
+        sum(1 for r in arena.rooms.values() if r.playing),
+        len(closed),
+    )
+    return decision
+
+
+def load_rooms(arena: Arena, stored_rooms: list[StoredRoom], now: float) -> tuple[Decision, list[str]]:
+    """Put ``stored_rooms`` into ``arena`` (at start, or taken over from a dead node: their
+    players must be in the roster already): the decision, and the rooms closed instead."""
     decision = Decision()
     closed = []
-    for stored in mine:
+    for stored in stored_rooms:
         try:
             room = _room(arena, stored, now)
         except (ArenaError, ValueError, KeyError):
@@ -64,14 +84,7 @@ def recover(arena: Arena, store: Store, now: float) -> Decision:
         due = room.next_deadline()
         if due is not None:
             decision.wake.append((due, room.id))
-    log.info(
-        "recovered %d players, %d rooms (%d games in progress); closed %d",
-        len(arena.players),
-        len(arena.rooms),
-        sum(1 for r in arena.rooms.values() if r.playing),
-        len(closed),
-    )
-    return decision
+    return decision, closed
 
 
 def _room(arena: Arena, stored: StoredRoom, now: float) -> Room:

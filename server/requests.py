@@ -21,10 +21,10 @@ from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
 from server.decision import Attach, Close, Decision, Out, Reply, Tell, Unwelcome
 from server.frames import MovedEvent
-from server.ops import PlayerSaved
+from server.ops import PlayerSaved, PresenceSaved
 from server.players import Player, Session
-from server.room import Changes, Refused, Room
-from server.rooms import check_room_count, check_settings, find_room, new_room
+from server.room import Changes, Redirected, Refused, Room
+from server.rooms import check_room_count, check_settings, find_room, moving, new_room
 from server.store import hash_token
 
 Handler = Callable[[Arena, Session, Any, float], Decision]
@@ -97,7 +97,10 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
     arena.online[player.id] = session
     arena.touch_lobby(player_id=player.id)
     cfg = arena.config
-    status, catch_up = _resume(arena, session, msg.rooms or {}, now)
+    if cfg.clustered and arena.outage is None:  # other nodes send challenges for it here
+        decision.ops.append(PresenceSaved(player.id, True))
+    here, _ = _hosted(arena, msg.rooms or {})  # rooms on other nodes: resumed there
+    status, catch_up = _resume(arena, session, here, now)
     rate, burst = cfg.allowance(player.name)  # a trusted player's pacer may use all of it
     welcome = m.Welcome(
         player=arena.player_info(player.id),
@@ -152,8 +155,30 @@ def _resume(
     return status, decision
 
 
+def _hosted(arena: Arena, rooms: dict[str, int]) -> tuple[dict[str, int], list[str]]:
+    """``rooms`` split: those to resume here (hosted here, or hosted nowhere: "gone"), and
+    those another node hosts (or is taking over) as the lease table said (`Arena.hosts`)."""
+    here: dict[str, int] = {}
+    elsewhere: list[str] = []
+    for rid, seq in rooms.items():
+        room = arena.rooms.get(rid)
+        if (room is None or room.closed) and rid in arena.hosts:
+            elsewhere.append(rid)
+        else:
+            here[rid] = seq
+    return here, elsewhere
+
+
 def on_resume(arena: Arena, session: Session, msg: m.Resume, now: float) -> Decision:
-    status, catch_up = _resume(arena, session, msg.rooms, now)
+    here, elsewhere = _hosted(arena, msg.rooms)
+    if elsewhere and not any(rid in arena.rooms for rid in here):
+        # Nothing to resume here: the client follows the redirect and asks the host.
+        for rid in elsewhere:
+            url = arena.hosts[rid]
+            if url is not None:
+                raise Redirected(url, rid)
+        raise moving(elsewhere[0])
+    status, catch_up = _resume(arena, session, here, now)
     catch_up.later.insert(0, Reply(session.conn, m.encode(m.Resumed(rooms=status, ref=msg.ref))))
     return catch_up
 

@@ -26,20 +26,22 @@ Event = m.RoomEvent | MovedEvent
 
 
 class Refused(ArenaError):
-    """A request the room (or server) will not carry out; ``code`` is a wire error code."""
+    """A request the room (or server) will not carry out; ``code`` is a wire error code
+    (``retry_after``: seconds after which the same request may work)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.retry_after = retry_after
 
 
 class Redirected(ArenaError):
-    """The room lives on another node: the client gets `Redirect` to it."""
+    """The room (or the player challenged) is on another node: the client gets `Redirect` to it."""
 
     code = "redirect"
 
-    def __init__(self, url: str, room: str) -> None:
-        super().__init__(f"room {room} is on {url}")
+    def __init__(self, url: str, room: str | None) -> None:
+        super().__init__(f"room {room} is on {url}" if room else f"go to {url}")
         self.url = url
         self.room = room
 

@@ -14,17 +14,35 @@ from server.room import Redirected, Refused, Room
 if TYPE_CHECKING:
     from server.arena import Arena
 
-__all__ = ["Redirected", "check_room_count", "check_settings", "find_room", "new_room"]
+__all__ = ["Redirected", "check_room_count", "check_settings", "find_room", "moving", "new_room"]
 
 
 def find_room(arena: Arena, room_id: str) -> Room:
     room = arena.rooms.get(room_id)
     if room is None or room.closed:
+        if room_id in arena.hosts:
+            url = arena.hosts[room_id]
+            if url is None:
+                raise moving(room_id)
+            raise Redirected(url, room_id)
         remote = arena.remote_rooms.get(room_id)
         if remote is not None and remote[1] in arena.remote_nodes:
             raise Redirected(arena.remote_nodes[remote[1]], room_id)
         raise Refused("no_such_room", f"no room {room_id!r}")
     return room
+
+
+#: Seconds a client asking for a room between hosts is told to wait.
+MOVING_RETRY = 0.5
+
+
+def moving(room_id: str) -> Refused:
+    """The refusal for a room whose node died and that no node has taken over yet."""
+    return Refused(
+        "room_moving",
+        f"room {room_id!r} is moving to another node (its node stopped renewing its lease)",
+        retry_after=MOVING_RETRY,
+    )
 
 
 def check_room_count(arena: Arena, player: Player) -> None:

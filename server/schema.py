@@ -46,7 +46,7 @@ CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
 """
 
 #: The version this code writes and understands.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class SchemaTooNew(Exception):
@@ -94,7 +94,28 @@ def _v2_leaderboard(db: Any, dialect: str) -> None:
 
 Step = Callable[[Any, str], None]
 
-MIGRATIONS: list[tuple[int, Step]] = [(1, _v1_tables), (2, _v2_leaderboard)]
+#: Rooms with owners (`server.lease`, docs/deploy.md): each node's lease (its epoch goes up
+#: at each start, and when another node takes over after it expired: the fence), which
+#: node (and epoch) hosts each room, and which node each online player is on. Plain
+#: portable SQL (SQLite and PostgreSQL); times are wall-clock milliseconds.
+LEASE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS leases (
+    node TEXT PRIMARY KEY, epoch INTEGER NOT NULL, url TEXT NOT NULL, expires BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS room_owners (
+    room TEXT PRIMARY KEY, node TEXT NOT NULL, epoch INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS room_owners_by_node ON room_owners (node, epoch);
+CREATE TABLE IF NOT EXISTS presence (
+    player TEXT PRIMARY KEY, node TEXT NOT NULL, epoch INTEGER NOT NULL);
+"""
+
+
+def _v3_leases(db: Any, dialect: str) -> None:
+    """Leases, room owners and presence, for nodes that share the database."""
+    for sql in statements(LEASE_SCHEMA):
+        db.execute(sql)
+
+
+MIGRATIONS: list[tuple[int, Step]] = [(1, _v1_tables), (2, _v2_leaderboard), (3, _v3_leases)]
 
 
 def version_of(db: Any) -> int | None:

@@ -33,6 +33,7 @@ from server.ops import (
     GameSaved,
     MoveSaved,
     PlayerSaved,
+    PresenceSaved,
     RatingSaved,
     RoomSaved,
     SeqSaved,
@@ -55,6 +56,10 @@ CREATE TRIGGER IF NOT EXISTS moves_played_insert INSTEAD OF INSERT ON moves_play
 END;
 """
 )
+
+
+#: Rooms named in one fencing statement (one parameter each, and three more).
+FENCE_CHUNK = 500
 
 #: Moves written by one INSERT (8 parameters each: SQLite allows 32,766 since 3.32).
 MOVES_PER_STATEMENT = 1000
@@ -88,6 +93,20 @@ def unwritable(path: str) -> str | None:
 def hash_token(token: str) -> str:
     """The stored form of a token: SHA-256 (tokens are 256-bit random, so no salt is needed)."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Fenced(Exception):
+    """A write for rooms this node no longer owns (another node took them over after this
+    node's lease ran out): nothing of the transaction was written."""
+
+    def __init__(self, rooms: list[str]) -> None:
+        super().__init__(f"this node no longer hosts {', '.join(rooms)}")
+        self.rooms = rooms
+
+
+def _op_room(op: StoreOp) -> str | None:
+    """The room an operation writes to (None: players, ratings, presence)."""
+    return getattr(op, "room", None)
 
 
 @dataclass
@@ -133,6 +152,9 @@ class Store:
     dialect = "sqlite"
     #: What the database raises for an operation it will never take (a constraint it breaks).
     rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
+    #: (node, epoch) of this node's lease once it is clustered (`lease_register`): then
+    #: every write to a room first checks, in its transaction, that the room is ours.
+    fence: tuple[str, int] | None = None
     #: What it raises when another writer's transaction crossed this one (try again at once).
     transient: tuple[type[Exception], ...] = ()
     #: How a transaction that writes starts (SQLite: take the write lock at once).
@@ -194,7 +216,11 @@ class Store:
         now = time.time()
         with self.lock:
             cur = self.db.cursor()
-            if len(ops) <= MOVES_PER_STATEMENT and all(type(op) is MoveSaved for op in ops):
+            if (
+                self.fence is None
+                and len(ops) <= MOVES_PER_STATEMENT
+                and all(type(op) is MoveSaved for op in ops)
+            ):
                 self._moves(cur, cast(list[MoveSaved], ops), now)
             else:
                 self._transaction(cur, ops, now)
@@ -221,6 +247,8 @@ class Store:
     def _transaction(self, cur: Any, ops: list[StoreOp], now: float) -> None:
         cur.execute("BEGIN")
         try:
+            if self.fence is not None:
+                self._check_fence(cur, ops)
             moves: list[MoveSaved] = []
             for op in ops:
                 if isinstance(op, MoveSaved):
@@ -238,6 +266,50 @@ class Store:
                 with contextlib.suppress(Exception):  # the original error says more
                     cur.execute("ROLLBACK")
             raise
+
+    def _check_fence(self, cur: Any, ops: list[StoreOp]) -> None:
+        """Inside the write's transaction: claim the new rooms of ``ops`` and check that
+        this node's lease (node, epoch) owns every room they write to; `Fenced` if not.
+
+        The check is an UPDATE of the owner rows (to the same values), so on a database
+        with row locks it also holds them until the commit: a takeover of one of these
+        rooms waits for this transaction, or this one sees the new owner."""
+        assert self.fence is not None
+        node, epoch = self.fence
+        rooms = list(dict.fromkeys(r for op in ops if (r := _op_room(op)) is not None))
+        if not rooms:
+            return
+        for op in ops:
+            if isinstance(op, RoomSaved):
+                cur.execute(
+                    "INSERT INTO room_owners (room, node, epoch) VALUES (?,?,?) "
+                    "ON CONFLICT (room) DO NOTHING",
+                    (op.room, node, epoch),
+                )
+        owned = 0
+        for start in range(0, len(rooms), FENCE_CHUNK):
+            chunk = rooms[start : start + FENCE_CHUNK]
+            owned += cur.execute(
+                "UPDATE room_owners SET epoch = ? WHERE node = ? AND epoch = ? AND room IN ("
+                + ",".join("?" * len(chunk))
+                + ")",
+                (epoch, node, epoch, *chunk),
+            ).rowcount
+        if owned == len(rooms):
+            return
+        mine: set[str] = set()
+        for start in range(0, len(rooms), FENCE_CHUNK):
+            chunk = rooms[start : start + FENCE_CHUNK]
+            mine.update(
+                r[0]
+                for r in cur.execute(
+                    "SELECT room FROM room_owners WHERE node = ? AND epoch = ? AND room IN ("
+                    + ",".join("?" * len(chunk))
+                    + ")",
+                    (node, epoch, *chunk),
+                )
+            )
+        raise Fenced([r for r in rooms if r not in mine])
 
     def _moves(self, cur: Any, moves: list[MoveSaved], now: float) -> None:
         """Consecutive moves (of many games) in one statement per `MOVES_PER_STATEMENT`
@@ -320,6 +392,18 @@ class Store:
                 "ON CONFLICT (id) DO NOTHING",
                 (op.player, op.name, op.kind, op.token_hash, now, name_key(op.name)),
             )
+        elif isinstance(op, PresenceSaved):
+            if self.fence is None:
+                return  # a lone node: nobody else asks where its players are
+            node, epoch = self.fence
+            if op.online:
+                cur.execute(
+                    "INSERT INTO presence (player, node, epoch) VALUES (?,?,?) ON CONFLICT (player) "
+                    "DO UPDATE SET node = excluded.node, epoch = excluded.epoch",
+                    (op.player, node, epoch),
+                )
+            else:  # only if it is still here (it may have moved to another node since)
+                cur.execute("DELETE FROM presence WHERE player = ? AND node = ?", (op.player, node))
         else:  # pragma: no cover - exhaustive
             raise TypeError(op)
 
@@ -365,8 +449,9 @@ class Store:
             rows += self.query(sql, tuple(chunk))
         return rows
 
-    def open_rooms(self) -> list[StoredRoom]:
-        """Rooms not closed, each with its games (and the moves of each game)."""
+    def open_rooms(self, only: set[str] | None = None) -> list[StoredRoom]:
+        """Rooms not closed (or only those of ``only``), each with its games (and the
+        moves of each game)."""
         with self.lock:
             rooms = [
                 StoredRoom(
@@ -386,6 +471,7 @@ class Store:
                     "SELECT id, variant, time_control, rated, private, invite, ply_cap, opening, seat_x, "
                     "seat_o, seq FROM rooms WHERE closed=0"
                 )
+                if only is None or r[0] in only
             ]
             for room in rooms:
                 for g in list(
@@ -480,3 +566,109 @@ class Store:
             (variant, limit),
         )
         return [((r[0], r[1], r[2], r[3]), (r[0], variant, r[4], r[5], r[6], r[7])) for r in rows]
+
+    # --- leases: which node hosts which room (server.lease, server.cluster) -------------------
+
+    def lease_register(self, node: str, url: str, expires_ms: int) -> int:
+        """Start a new incarnation of ``node``: its lease's epoch goes up by one (so writes
+        of any earlier incarnation are fenced off) and this store writes as it from now on.
+        Returns the new epoch."""
+        with self.transaction() as cur:
+            cur.execute(
+                "INSERT INTO leases (node, epoch, url, expires) VALUES (?, 1, ?, ?) ON CONFLICT (node) "
+                "DO UPDATE SET epoch = leases.epoch + 1, url = excluded.url, expires = excluded.expires",
+                (node, url, expires_ms),
+            )
+            epoch = int(cur.execute("SELECT epoch FROM leases WHERE node = ?", (node,)).fetchone()[0])
+            # Rooms from before leases existed: their creator (by the id's prefix) owns them.
+            cur.execute(
+                "INSERT INTO room_owners (room, node, epoch) SELECT id, CAST(? AS TEXT), 0 FROM rooms "
+                "WHERE closed = 0 "
+                "AND substr(id, 1, ?) = ? "
+                "AND NOT EXISTS (SELECT 1 FROM room_owners o WHERE o.room = rooms.id)",
+                (node, len(node) + 1, node + "-"),
+            )
+            self.fence = (node, epoch)
+        return epoch
+
+    def lease_renew(self, node: str, epoch: int, url: str, expires_ms: int) -> bool:
+        """Push the lease of (``node``, ``epoch``) on to ``expires_ms``; False when that
+        incarnation lost it (another node fenced it off after it ran out)."""
+        with self.transaction() as cur:
+            renewed = cur.execute(
+                "UPDATE leases SET expires = ?, url = ? WHERE node = ? AND epoch = ?",
+                (expires_ms, url, node, epoch),
+            ).rowcount
+            return bool(renewed == 1)
+
+    def lease_release(self, node: str, epoch: int) -> None:
+        """A clean exit: the lease ends now, so another node takes the rooms over at once."""
+        with self.transaction() as cur:
+            cur.execute("UPDATE leases SET expires = 0 WHERE node = ? AND epoch = ?", (node, epoch))
+
+    def orphan_rooms(self, now_ms: int) -> list[tuple[str, str, int]]:
+        """Open rooms whose owner's lease is not live at ``now_ms``: (room, node, epoch)."""
+        with self.lock:
+            return list(
+                self.db.execute(
+                    "SELECT o.room, o.node, o.epoch FROM room_owners o JOIN rooms r ON r.id = o.room "
+                    "WHERE r.closed = 0 AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.node = o.node "
+                    "AND l.epoch = o.epoch AND l.expires >= ?)",
+                    (now_ms,),
+                )
+            )
+
+    def adopt_rooms(
+        self, node: str, epoch: int, orphans: list[tuple[str, str, int]], now_ms: int
+    ) -> list[str]:
+        """Take ``orphans`` (as `orphan_rooms` found them) over for (``node``, ``epoch``), in
+        one transaction: each dead incarnation's lease epoch goes up (so it can neither renew
+        nor write again), then each room moves to us only if it still has the owner it had
+        and that owner's lease is still not live. Returns the rooms taken."""
+        won: list[str] = []
+        with self.transaction() as cur:
+            for dead_node, dead_epoch in sorted({(n, e) for _, n, e in orphans}):
+                cur.execute(
+                    "UPDATE leases SET epoch = epoch + 1 WHERE node = ? AND epoch = ? AND expires < ?",
+                    (dead_node, dead_epoch, now_ms),
+                )
+            for room, dead_node, dead_epoch in orphans:
+                taken = cur.execute(
+                    "UPDATE room_owners SET node = ?, epoch = ? WHERE room = ? AND node = ? AND epoch = ? "
+                    "AND NOT EXISTS (SELECT 1 FROM leases l "
+                    "WHERE l.node = ? AND l.epoch = ? AND l.expires >= ?)",
+                    (node, epoch, room, dead_node, dead_epoch, dead_node, dead_epoch, now_ms),
+                ).rowcount
+                if taken == 1:
+                    won.append(room)
+        return won
+
+    def room_hosts(self, rooms: list[str], now_ms: int) -> dict[str, tuple[str, str | None]]:
+        """Who hosts each of ``rooms`` that is open: room -> (node, its URL if its
+        lease is live at ``now_ms``, else None: the room is between hosts)."""
+        found: dict[str, tuple[str, str | None]] = {}
+        with self.lock:
+            for start in range(0, len(rooms), FENCE_CHUNK):
+                chunk = rooms[start : start + FENCE_CHUNK]
+                for room, node, url, expires in self.db.execute(
+                    "SELECT o.room, o.node, l.url, l.expires FROM room_owners o "
+                    "JOIN rooms r ON r.id = o.room "
+                    "LEFT JOIN leases l ON l.node = o.node AND l.epoch = o.epoch "
+                    "WHERE r.closed = 0 AND o.room IN (" + ",".join("?" * len(chunk)) + ")",
+                    chunk,
+                ):
+                    live = expires is not None and expires >= now_ms
+                    found[room] = (node, url if live else None)
+        return found
+
+    def player_host(self, name: str, now_ms: int) -> tuple[str, str] | None:
+        """The node (and its URL) where the player named ``name`` is online, if that node's
+        lease is live at ``now_ms``."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT p.node, l.url FROM presence p JOIN players pl ON pl.id = p.player "
+                "JOIN leases l ON l.node = p.node AND l.epoch = p.epoch "
+                "WHERE pl.name_key = ? AND l.expires >= ?",
+                (name_key(name), now_ms),
+            ).fetchone()
+        return None if row is None else (row[0], row[1])

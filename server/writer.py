@@ -28,7 +28,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 from server.ops import StoreOp
-from server.store import Store
+from server.store import Fenced, Store
 
 log = logging.getLogger("ttt.server.writer")
 
@@ -62,6 +62,7 @@ class Writer:
         committed: Callable[[float], None] | None = None,
         failing: Callable[[str], None] | None = None,
         recovered: Callable[[], None] | None = None,
+        fenced: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.store = store
         #: Told the seconds each committed transaction took (from the writer's thread).
@@ -72,6 +73,9 @@ class Writer:
         #: Called on the loop when the store first fails, and once it stores again.
         self.failing = failing
         self.recovered = recovered
+        #: Called on the loop with the rooms a write was refused for because another node
+        #: owns them now (`store.Fenced`); those decisions are never announced.
+        self.fenced = fenced
         #: Transactions that failed at least once, and those never written (left at shutdown).
         self.retried = 0
         self.failures = 0
@@ -172,9 +176,10 @@ class Writer:
     def _store(self, items: list[Item]) -> list[Item] | None:
         """Write the operations of ``items`` in one transaction; the items to announce, or
         None when the server stops first. A batch holding an operation the store can never
-        take (a constraint it breaks, such as a name another node took meanwhile) is
-        written decision by decision; the decisions it refuses are not announced, and their
-        ``rejected`` callbacks run in their place (a new player hears ``name_taken``)."""
+        take (a constraint it breaks, such as a name another node took meanwhile, or a room
+        another node owns now) is written decision by decision; the decisions it refuses
+        are not announced, and their ``rejected`` callbacks run in their place (a new player
+        hears ``name_taken``); fenced rooms are handed to ``fenced``."""
         ops = [op for batch, _, _ in items for op in batch]
         try:
             return items if not ops or self._write_ops(ops) else None
@@ -187,6 +192,9 @@ class Writer:
                 except _Rejected as exc:
                     self.failures += 1
                     log.error("the store rejects a decision (%s): it is not announced", exc)
+                    if isinstance(exc.__cause__, Fenced) and self.fenced is not None and self._loop:
+                        with contextlib.suppress(RuntimeError):  # the loop is closed
+                            self._loop.call_soon_threadsafe(self.fenced, exc.__cause__.rooms)
                     kept.append((item[0], item[2], None))  # told instead, in its turn
                     continue
                 kept.append(item)
@@ -202,6 +210,8 @@ class Writer:
             try:
                 started = time.perf_counter()
                 self.store.write(ops)
+            except Fenced as exc:  # another node owns a room now
+                raise _Rejected(str(exc)) from exc
             except self.store.rejected as exc:  # trying again cannot help
                 raise _Rejected(str(exc)) from exc
             except self.store.transient as exc:

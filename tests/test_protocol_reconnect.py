@@ -101,3 +101,15 @@ async def test_it_tries_again_until_the_server_listens_or_it_is_stopped(tmp_path
     with pytest.raises(ConnectionLost):
         await asyncio.wait_for(stopped.come_back(), 30)
     assert len(calls) == 1
+
+
+async def test_a_client_whose_redirected_node_is_gone_goes_back_to_its_first_node(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        client = ArenaClient(url_of(server), "erin")
+        await client.open()
+        client.url = f"ws://127.0.0.1:{free_port()}"  # as after a redirect to a node that died since
+        failures: list[Exception] = []
+        back = Reconnector(client, backoff=Backoff(0.01, 0.05), on_failure=lambda e, d: failures.append(e))
+        assert isinstance(await asyncio.wait_for(back.come_back(), 30), m.Resumed)
+        assert client.url == url_of(server) and len(failures) == 1 and isinstance(failures[0], OSError)
+        await client.close()

@@ -1,0 +1,117 @@
+"""Helpers for tests with several real `ttt serve` nodes on one shared SQLite file: start a
+node, read the lease tables, and bring a player back to its room wherever it is hosted now."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from bots.tournament.runner import start_server
+from protocol import messages as m
+from protocol.client import ArenaClient, ConnectionLost, RemoteError
+
+#: Short leases so a failover takes a couple of seconds; a long grace so nobody loses on time
+#: while the test reconnects 100 players on a shared machine.
+LEASE = ("--lease", "2", "--lease-renew", "0.5")
+ROOMY = (
+    "--max-conns-per-ip",
+    "1000",
+    "--signup-burst",
+    "1000",
+    "--ip-rate",
+    "100000",
+    "--ip-burst",
+    "100000",
+)
+
+
+class Node:
+    """One `ttt serve --node-id NAME` process."""
+
+    def __init__(self, db: Path, name: str, port: int = 0, *extra: str) -> None:
+        self.db, self.name, self.port, self.extra = db, name, port, extra
+        self.process: asyncio.subprocess.Process | None = None
+        self.url = ""
+
+    async def start(self) -> Node:
+        args = (
+            "--node-id",
+            self.name,
+            "--grace",
+            "120",
+            "--log-level",
+            "warning",
+            *LEASE,
+            *ROOMY,
+            *self.extra,
+        )
+        self.process, self.url = await start_server(str(self.db), *args, port=self.port)
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no goodbye, no lease released, nothing flushed."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.kill()
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            self.kill()
+            await self.process.wait()
+            self.process = None
+
+
+@contextlib.asynccontextmanager
+async def nodes(db: Path, *names: str) -> AsyncIterator[dict[str, Node]]:
+    started: dict[str, Node] = {}
+    try:
+        for name in names:
+            started[name] = await Node(db, name).start()
+        yield started
+    finally:
+        for node in started.values():
+            await node.stop()
+
+
+def owners(db: Path) -> dict[str, str]:
+    """room -> the node that owns it, as the lease table says."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return dict(conn.execute("SELECT room, node FROM room_owners"))
+
+
+def moves_of(db: Path, room: str) -> list[int]:
+    """The moves stored for the latest game of ``room``."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        game = conn.execute("SELECT id FROM games WHERE room = ? ORDER BY number DESC", (room,)).fetchone()
+        if game is None:
+            return []
+        return [c for (c,) in conn.execute("SELECT cell FROM moves WHERE game = ? ORDER BY ply", game)]
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "it") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout} s"
+        await asyncio.sleep(0.05)
+
+
+async def resume_via(
+    client: ArenaClient, url: str, room: str, timeout: float = 60.0, pause: float = 0.2
+) -> m.Resumed:
+    """Reconnect ``client`` to ``url`` and resume ``room``, following redirects, until its
+    host answers (a dead host's lease has to run out first: until then the client is sent
+    to the dead node, or told ``room_moving``, and tries again)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            resumed = await client.reconnect(url)
+            if resumed.rooms.get(room) in ("replay", "snapshot"):
+                return resumed
+        except (OSError, ConnectionLost, RemoteError, TimeoutError):
+            pass
+        assert time.monotonic() < deadline, f"{client.name} could not resume {room}"
+        await asyncio.sleep(pause)

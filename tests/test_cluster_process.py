@@ -1,0 +1,168 @@
+"""Real `ttt serve` nodes on one shared database, with rooms owned under leases: a challenge
+across nodes, `kill -9` of a node with 50 games running (a survivor takes them over with
+every acknowledged move, the players resume there, wherever they reconnect), and the fence:
+a node that comes back without its lease hosts none of its former rooms."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sqlite3
+from pathlib import Path
+
+from cluster_nodes import Node, moves_of, nodes, owners, resume_via, until
+from server_harness import free_port, player, seated_pair
+
+from protocol import messages as m
+from protocol.client import ArenaClient, ConnectionLost, RemoteError
+from protocol.rules import State, find_variant
+
+GAMES = 50
+CLOCK = m.Increment(base_ms=600_000)
+
+
+async def test_a_player_on_node_a_challenges_a_player_on_node_b(tmp_path: Path) -> None:
+    async with nodes(tmp_path / "arena.db", "a", "b") as cluster:
+        a, b = cluster["a"], cluster["b"]
+        alice = await player(a.url, "alice")
+        bob = await player(b.url, "bob")
+        sent = await alice.request(m.Challenge(opponent="bob", colour="x"))  # redirected to b, sent there
+        assert isinstance(sent, m.ChallengeSent) and alice.url == b.url
+        received = await bob.expect(m.ChallengeReceived)
+        assert received.challenger.name == "alice"
+        joined = await bob.request(m.AcceptChallenge(challenge=received.challenge))
+        assert isinstance(joined, m.Joined) and joined.role == "o"
+        accepted = await alice.expect(m.ChallengeAccepted)
+        assert accepted.room == joined.room and owners(tmp_path / "arena.db")[joined.room] == "b"
+        for client, cell in [(alice, 4), (bob, 0), (alice, 8)]:
+            await client.request(m.Move(room=joined.room, cell=cell))
+        assert moves_of(tmp_path / "arena.db", joined.room) == [4, 0, 8]
+        # a player on neither node is refused as before
+        carol = await player(a.url, "carol")
+        try:
+            await carol.request(m.Challenge(opponent="nobody"))
+        except RemoteError as exc:
+            assert exc.code == "no_such_player"
+        else:
+            raise AssertionError("challenged a player who is nowhere")
+
+
+async def _play_until_the_kill(
+    pairs: list[tuple[ArenaClient, ArenaClient, str]], node: Node
+) -> dict[str, list[int]]:
+    """Three acknowledged moves in every game, then a burst of moves with the node killed
+    in its middle: the moves each game had acknowledged."""
+    acked: dict[str, list[int]] = {}
+
+    async def opening(x: ArenaClient, o: ArenaClient, room: str) -> None:
+        for client, cell in [(x, 4), (o, 0), (x, 8)]:
+            await client.request(m.Move(room=room, cell=cell))
+        acked[room] = [4, 0, 8]
+
+    await asyncio.gather(*(opening(x, o, room) for x, o, room in pairs))
+
+    async def burst(o: ArenaClient, room: str) -> None:
+        with contextlib.suppress(ConnectionLost, TimeoutError, RemoteError):
+            await o.request(m.Move(room=room, cell=2))
+            acked[room].append(2)
+
+    moves = [asyncio.create_task(burst(o, room)) for _, o, room in pairs]
+    await asyncio.sleep(0.02)
+    node.kill()
+    await asyncio.gather(*moves)
+    return acked
+
+
+async def test_kill_9_mid_game_a_survivor_takes_every_game_over_and_the_players_resume_there(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "arena.db"
+    async with nodes(db, "a", "b", "c") as cluster:
+        a, b, c = cluster["a"], cluster["b"], cluster["c"]
+        pairs = []
+        for i in range(GAMES):
+            x, o, room, _ = await seated_pair(a.url, f"x{i}", f"o{i}", time_control=CLOCK)
+            pairs.append((x, o, room))
+        assert set(owners(db).values()) == {"a"}
+        acked = await _play_until_the_kill(pairs, a)
+        assert a.process is not None and await a.process.wait() == -signal.SIGKILL
+        # Half the players come back through node b, half through c; whichever took a game
+        # over hosts it, and the players who came through the other are redirected there.
+        clients = [(client, room) for x, o, room in pairs for client in (x, o)]
+        vias = [b.url, c.url]
+        await asyncio.gather(
+            *(resume_via(client, vias[i % 2], room) for i, (client, room) in enumerate(clients))
+        )
+        redirected = sum(1 for i, (client, _) in enumerate(clients) if client.url != vias[i % 2])
+        assert redirected >= GAMES // 2
+        hosts = owners(db)
+        urls = {"b": b.url, "c": c.url}
+        for client, room in clients:
+            assert hosts[room] in ("b", "c") and client.url == urls[hosts[room]]
+        for x, o, room in pairs:
+            stored = moves_of(db, room)
+            assert stored[: len(acked[room])] == acked[room], f"{room}: acknowledged moves lost"
+            # the game goes on on its new host: the side to move plays
+            state = State.replay(find_variant("classic"), stored)
+            mover = x if len(stored) % 2 == 0 else o
+            ok = await mover.request(m.Move(room=room, cell=state.legal_moves()[0]))
+            assert isinstance(ok, m.Ok)
+            assert len(moves_of(db, room)) == len(stored) + 1
+        for client, _ in clients:
+            await client.close()
+
+
+async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    async with nodes(db, "a", "b") as cluster:
+        a, b = cluster["a"], cluster["b"]
+        alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
+        for client, cell in [(alice, 4), (bob, 0)]:
+            await client.request(m.Move(room=room, cell=cell))
+        assert a.process is not None
+        os.kill(a.process.pid, signal.SIGSTOP)  # a freezes with the room in memory, alice connected
+        try:
+            await until(lambda: owners(db)[room] == "b", what="b taking the room over")
+        finally:
+            os.kill(a.process.pid, signal.SIGCONT)
+        # a wakes up still believing it hosts the room: alice's move there is never
+        # acknowledged by a (its write is fenced off, or its lost lease made it drop the room).
+        try:
+            reply = await alice.request(m.Move(room=room, cell=8), timeout=10)
+        except (ConnectionLost, RemoteError):
+            reply = None
+        if reply is not None:  # a had dropped the room already: alice was redirected to b
+            assert isinstance(reply, m.Ok) and alice.url == b.url
+        watcher = await player(a.url, "watcher")
+        seen = await watcher.request(m.Spectate(room=room))  # a sends the watcher to b
+        assert isinstance(seen, m.Joined) and watcher.url == b.url
+        assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
+        assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+
+
+async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_rooms(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    port = free_port()
+    async with nodes(db, "b") as cluster:
+        b = cluster["b"]
+        a = await Node(db, "a", port).start()
+        try:
+            alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
+            await alice.request(m.Move(room=room, cell=4))
+            a.kill()
+            await until(lambda: owners(db)[room] == "b", what="b taking the room over")
+            await a.stop()
+            a = await Node(db, "a", port).start()  # same node id, same address
+            resumed = await alice.reconnect()  # to a, which sends her to b
+            assert resumed.rooms == {room: "replay"} and alice.url == b.url
+            back = await bob.reconnect()  # events came on b before he did: a snapshot, or a replay
+            assert back.rooms[room] in ("replay", "snapshot") and bob.url == b.url
+            await bob.request(m.Move(room=room, cell=0))
+            assert moves_of(db, room) == [4, 0] and owners(db)[room] == "b"
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                epochs = dict(conn.execute("SELECT node, epoch FROM leases"))
+            assert epochs["a"] >= 3  # first start, fenced by b, started again
+        finally:
+            await a.stop()
