@@ -27,7 +27,7 @@ from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from protocol import __version__
+from protocol import __version__, names
 from protocol import messages as m
 from protocol.bucket import TokenBucket
 from protocol.errors import ErrorCode, ProtocolError
@@ -322,7 +322,7 @@ class ArenaServer:
                 if conn.closing:
                     break
             conn.player = session.player
-            if conn.player is not None and conn.player.name.casefold() in cfg.directors:
+            if conn.player is not None and names.key(conn.player.name) in map(names.key, cfg.directors):
                 conn.director = True  # arranging games is not throttled like playing
                 factor = DIRECTOR_FACTOR
                 conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())

@@ -147,7 +147,7 @@ def _serve(args: argparse.Namespace) -> int:
         rate=args.rate,
         burst=args.burst,
         max_conns_per_ip=args.max_conns_per_ip,
-        directors=frozenset(name.casefold() for name in args.director),
+        directors=frozenset(args.director),
         ip_rate=args.ip_rate,
         ip_burst=args.ip_burst,
         max_flood=args.max_flood,

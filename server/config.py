@@ -35,7 +35,7 @@ class ServerConfig:
     ip_burst: int = 640
     #: Players the operator trusts to arrange games (tournament directors): their
     #: connections get `DIRECTOR_FACTOR` times the message rate and burst, and are not
-    #: counted against their address's budget.
+    #: counted against their address's budget. Compared as names are (`protocol.names.key`).
     directors: frozenset[str] = frozenset()
     #: Frames over the rate limit in a row before the connection is closed (1008).
     max_flood: int = 100

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from protocol import names
 from server.ops import (
     GameFinished,
     GameSaved,
@@ -63,9 +64,11 @@ MOVES_PER_STATEMENT = 1000
 
 
 def name_key(name: str) -> str:
-    """What two names that may not both exist share: the name case-folded (as the roster
-    compares them); the players table keeps it in ``name_key`` under a unique index."""
-    return name.casefold()
+    """What two names that may not both exist share: `protocol.names.key` (the skeleton of
+    the NFKC form, case-folded), as the roster compares them; the players table keeps it in
+    ``name_key`` under a unique index. Rows stored before keys were skeletons keep their
+    case-folded key (the roster, keyed afresh at start, still catches their look-alikes)."""
+    return names.key(name)
 
 
 def _add_name_keys(db: sqlite3.Connection) -> None:

@@ -12,6 +12,7 @@ import json
 import logging
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -26,6 +27,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from protocol import messages as m
 from server.accept import Throttle, default_limit
+from server.store import Store
 
 TTT = [sys.executable, "-m", "protocol.cli"]
 #: X takes the top row; the game ends on the fifth move.
@@ -153,6 +155,35 @@ async def test_look_alike_and_invisible_names_are_refused_by_a_real_server(tmp_p
                 assert isinstance(taken, dict) and taken.get("code") == "name_taken"
         finally:
             await alice.close()
+
+
+async def test_a_name_is_taken_by_its_skeleton_not_only_by_its_case(tmp_path: Path) -> None:
+    """Uniqueness compares skeletons (`protocol.names.key`): ``a1ice`` and ``b0b`` are taken by
+    ``alice`` and ``bob``, and a Cyrillic ``аlice`` stored before the name rules takes
+    ``alice`` (its row keeps the case-folded key it was stored with)."""
+    db = tmp_path / "arena.db"
+    Store(str(db)).close()
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?)",
+            ("pold0cyrillic", "\u0430lice", "human", "old-hash", 0.0, "\u0430lice"),
+        )
+    async with running_server(tmp_path, db=str(db)) as server, honest_beside(url_of(server)):
+        url = url_of(server)
+        bob = await player(server, "bob")
+        try:
+            for name in ("alice", "ALICE", "\uff41lice", "a1ice", "b0b", "B0B", "\uff42\uff10b"):
+                reply = await _hello(url, name)
+                assert isinstance(reply, dict), f"{name!r}: closed with {reply}"
+                assert (reply["type"], reply.get("code")) == ("error", "name_taken"), (name, reply)
+            for name in ("alicia", "bobo"):
+                welcome = await _hello(url, name)
+                assert isinstance(welcome, dict) and welcome["type"] == "welcome", (name, welcome)
+        finally:
+            await bob.close()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        names = sorted(row[0] for row in conn.execute("SELECT name FROM players"))
+    assert names == sorted(["\u0430lice", "bob", "alicia", "bobo", "h-x", "h-o"])
 
 
 # --- item 11: HTTP methods and paths, origins, retry_after, a private room's existence -------
