@@ -94,6 +94,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--sync", default="FULL", choices=["FULL", "NORMAL"], help="SQLite synchronous mode")
     p.add_argument(
+        "--store-stall",
+        type=float,
+        default=1.0,
+        help="seconds a database write may take before the store counts as failing: changes are "
+        "refused (store_unavailable) and clocks paused until it returns (default 1.0)",
+    )
+    p.add_argument(
         "--mqtt", metavar="URL", help="publish the event feed to this MQTT broker (mqtt://host:port)"
     )
     p.add_argument("--node-id", default=None, help="this node's id on the feed (default: local)")
@@ -158,6 +165,7 @@ def _serve(args: argparse.Namespace) -> int:
         signup_burst=args.signup_burst,
         signup_rate=args.signup_rate,
         sync=args.sync,
+        store_stall=args.store_stall,
         node_id=args.node_id or "local",
         public_url=args.public_url,
     )

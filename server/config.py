@@ -68,6 +68,9 @@ class ServerConfig:
     #: Challenges one player may have pending as challenger, and as the one challenged.
     max_challenges: int = 8
     max_challenges_to: int = 32
+    #: Seconds one store write may take before the store counts as failing (a lock held by
+    #: another process, a hung disk): changes are refused and clocks paused until it returns.
+    store_stall: float = 1.0
     #: SQLite ``synchronous``: "FULL" survives power loss, "NORMAL" a crash of the process.
     sync: str = "FULL"
     node_id: str = "local"
