@@ -19,6 +19,7 @@ from server import challenges, frames
 from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
+from server.config import ServerConfig
 from server.decision import Attach, Close, Decision, Out, Reply, Tell
 from server.frames import MovedEvent
 from server.ops import PlayerSaved
@@ -96,15 +97,7 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
         player=arena.player_info(player.id),
         token=token,
         server_version=__version__,
-        limits=m.Limits(
-            max_frame=cfg.max_frame,
-            rate_per_s=cfg.rate,
-            burst=cfg.burst,
-            grace_ms=int(cfg.grace * 1000),
-            max_rooms=cfg.max_rooms,
-            challenge_ttl_ms=int(cfg.challenge_ttl * 1000),
-            max_challenges=cfg.max_challenges,
-        ),
+        limits=limits(cfg),
         rooms=[r.id for r in arena.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
         resumed=status if msg.rooms else None,
         ref=msg.ref,
@@ -112,6 +105,32 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
     decision += catch_up
     decision.later.insert(0, Reply(session.conn, m.encode(welcome)))
     return decision
+
+
+def limits(cfg: ServerConfig) -> m.Limits:
+    """What `Welcome.limits` tells a client: the figures the server enforces."""
+    return m.Limits(
+        max_frame=cfg.max_frame,
+        rate_per_s=cfg.rate,
+        burst=cfg.burst,
+        grace_ms=round(cfg.grace * 1000),
+        max_rooms=cfg.max_rooms,
+        challenge_ttl_ms=round(cfg.challenge_ttl * 1000),
+        max_challenges=cfg.max_challenges,
+        max_challenges_to=cfg.max_challenges_to,
+        ip_rate_per_s=cfg.ip_rate,
+        ip_burst=cfg.ip_burst,
+        max_conns_per_ip=cfg.max_conns_per_ip,
+        max_flood=cfg.max_flood,
+        max_bad_frames=cfg.max_bad_frames,
+        write_limit=cfg.write_limit,
+        stall_timeout_ms=round(cfg.stall_timeout * 1000),
+        first_move_ms=round(cfg.first_move * 1000),
+        answer_timeout_ms=round(cfg.answer_timeout * 1000),
+        replay_events=cfg.replay_events,
+        signup_burst=cfg.signup_burst,
+        signup_rate_per_s=cfg.signup_rate,
+    )
 
 
 def _resume(
