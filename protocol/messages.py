@@ -33,8 +33,12 @@ CLOSE_CODES: dict[int, str] = {
     1001: "going away: the server is shutting down (SIGTERM)",
     1002: "protocol error at the WebSocket level",
     1007: "invalid frame payload: a text frame that is not valid UTF-8",
-    1008: "policy violation: no hello in time, a bad hello, too many connections from one address, "
-    "or too many bad frames",
+    1006: "(seen by the client, never sent) the connection dropped with no close frame: the network, "
+    "or a client that did not read what it was sent for limits.stall_timeout_ms",
+    1008: "policy violation: no hello in time, a first message that is not hello, an unsupported "
+    "protocol version, too many connections from one address (limits.max_conns_per_ip), too many "
+    "bad frames (limits.max_bad_frames), flooding past the rate limit (limits.max_flood), or replaced "
+    "by a newer connection of the same player (after a goodbye)",
     1009: "message too big: a frame over the size limit",
     1011: "internal error",
 }

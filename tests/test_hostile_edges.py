@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import resource
 import signal
 import sqlite3
@@ -30,6 +31,7 @@ from server.accept import Throttle, default_limit
 from server.store import Store
 
 TTT = [sys.executable, "-m", "protocol.cli"]
+ROOT = Path(__file__).resolve().parent.parent
 #: X takes the top row; the game ends on the fifth move.
 _HONEST_MOVES = (0, 3, 1, 4, 2)
 
@@ -404,6 +406,21 @@ async def test_a_text_frame_that_is_not_utf8_closes_with_1007_as_documented(
                 ws.transport.write(b"".join(ws.protocol.data_to_send()))
                 assert await _answer(ws) == 1007
     _no_traceback(caplog)
+
+
+def test_every_close_code_the_server_sends_is_in_the_documented_table() -> None:
+    """Every literal close code in the server's source (``close(1008, ...)``, ``Close(conn,
+    1008, ...)``, ``close_code=1001``, ``close_conn(conn, 1008, ...)``) is in `CLOSE_CODES`,
+    the table docs/protocol.md is generated from, with the reason each close gives."""
+    source = "\n".join(p.read_text() for p in (ROOT / "server").rglob("*.py"))
+    pattern = r"(?:close|Close|close_conn)\((?:[\w.]+, )?(1\d{3})|close_code=(1\d{3})|code=(1\d{3})"
+    sent = {int(next(g for g in found if g)) for found in re.findall(pattern, source)}
+    assert {1001, 1008} <= sent, sent  # the scan finds what it should
+    assert sent <= m.CLOSE_CODES.keys(), sent - m.CLOSE_CODES.keys()
+    for reason in ("no hello in time", "too many bad frames", "flooding", "replaced by a new"):
+        assert reason in source
+    table = m.CLOSE_CODES[1008]
+    assert all(word in table for word in ("hello", "bad frames", "flooding", "replaced", "connections"))
 
 
 def test_the_default_cap_leaves_headroom_under_the_file_limit() -> None:
