@@ -219,8 +219,9 @@ class Limits(Model):
     challenge_ttl_ms: int = 60_000
     #: Challenges one player may have pending, as challenger...
     max_challenges: int = 8
-    #: ...and as the one challenged.
+    #: ...and as the one challenged, and of those, from the challengers of one address.
     max_challenges_to: int = 32
+    max_challenges_to_per_ip: int = 16
     #: Messages per second (and burst) all the connections of one address share.
     ip_rate_per_s: float = 320.0
     ip_burst: int = 640

@@ -68,6 +68,9 @@ class ServerConfig:
     #: Challenges one player may have pending as challenger, and as the one challenged.
     max_challenges: int = 8
     max_challenges_to: int = 32
+    #: ...and of those to one player, how many may come from one client address (so a few
+    #: accounts on one address cannot fill a house bot's list and lock everyone else out).
+    max_challenges_to_per_ip: int = 16
     #: Seconds one store write may take before the store counts as failing (a lock held by
     #: another process, a hung disk): changes are refused and clocks paused until it returns.
     store_stall: float = 1.0

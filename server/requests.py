@@ -118,6 +118,7 @@ def limits(cfg: ServerConfig) -> m.Limits:
         challenge_ttl_ms=round(cfg.challenge_ttl * 1000),
         max_challenges=cfg.max_challenges,
         max_challenges_to=cfg.max_challenges_to,
+        max_challenges_to_per_ip=cfg.max_challenges_to_per_ip,
         ip_rate_per_s=cfg.ip_rate,
         ip_burst=cfg.ip_burst,
         max_conns_per_ip=cfg.max_conns_per_ip,

@@ -271,6 +271,7 @@ async def test_welcome_limits_are_the_figures_the_server_enforces(tmp_path: Path
             "signup_burst": cfg.signup_burst,
             "signup_rate_per_s": cfg.signup_rate,
             "max_challenges_to": cfg.max_challenges_to,
+            "max_challenges_to_per_ip": cfg.max_challenges_to_per_ip,
             "write_limit": cfg.write_limit,
             "stall_timeout_ms": 2500,
             "answer_timeout_ms": 7000,
