@@ -285,12 +285,13 @@ async def test_a_lock_held_by_another_process_does_not_stall_the_loop(tmp_path: 
 
 async def test_a_write_stuck_on_a_lock_counts_as_failing_and_pauses_the_clocks(tmp_path: Path) -> None:
     """Another process holds the write lock and keeps it: the writer's first try waits in
-    SQLite's busy timeout (5 s). A write that has not returned for ``store_stall`` (1 s)
-    already counts as the store failing: ``/healthz`` turns 503, a move that comes then
-    (the opponent's, behind the stuck one) is refused at once with ``store_unavailable``,
-    and the clocks stop from the moment the write got stuck, so nobody loses on time."""
+    SQLite's busy timeout (5 s). A write that has not returned for ``--store-stall``
+    (0.5 s here, 1 s by default) already counts as the store failing: ``/healthz`` turns
+    503, a move that comes then (the opponent's, behind the stuck one) is refused at once
+    with ``store_unavailable``, and the clocks stop from the moment the write got stuck,
+    so nobody loses on time."""
     db = tmp_path / "arena.db"
-    server = Serve(db)
+    server = Serve(db, "--store-stall", "0.5")
     locker: subprocess.Popen[str] | None = None
     seen: list[m.ServerMessage] = []
     try:
