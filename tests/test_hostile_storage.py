@@ -347,6 +347,57 @@ async def test_a_write_stuck_on_a_lock_counts_as_failing_and_pauses_the_clocks(t
     assert not any("Traceback" in line for line in server.lines), "".join(server.lines)
 
 
+async def test_a_bot_sends_again_a_move_refused_while_the_disk_is_full(tmp_path: Path) -> None:
+    """A bot's move that comes during an outage is refused (``store_unavailable``); the bot
+    sends it again after ``retry_after`` until the store works, and the game goes on."""
+    db = tmp_path / "arena.db"
+    server = Serve(db)
+    bot: subprocess.Popen[bytes] | None = None
+    try:
+        await server.started()
+        thinker = ("--strategy", "rule", "--name", "slowbot", "--think-ms", "1500")
+        bot = subprocess.Popen(
+            [*TTT, "bot", "--server", server.url, *thinker],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
+        x = await connect(server.url, "alice", timeout=30)
+        other = await connect(server.url, "bob", timeout=30)
+        for _ in range(300):  # until the bot is online
+            try:
+                await x.request(m.Challenge(opponent="slowbot", colour="x"), timeout=30)
+                break
+            except RemoteError as exc:
+                assert exc.code == "no_such_player", exc
+                await asyncio.sleep(0.1)
+        accepted = await x.expect(m.ChallengeAccepted, timeout=30)
+        room = accepted.room  # both seated: the game has started
+        await x.request(m.Move(room=room, cell=4))  # stored; the bot thinks 1.5 s
+        server.disk_full(True)
+        stuck = asyncio.create_task(other.request(m.CreateRoom(seat="x"), timeout=60))  # finds it full
+        for _ in range(100):
+            if (await asyncio.to_thread(server.healthz))[0] != 200:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(3.0)  # the bot's move comes, is refused, is sent again
+        assert not [e for e in x.drain() if isinstance(e, m.Moved) and e.ply == 2]
+        refusals = await asyncio.to_thread(server.metric, 'ttt_errors_total{code="store_unavailable"}')
+        assert refusals >= 2, "the bot's move was refused, and again when sent again"
+        server.disk_full(False)
+        reply = await x.expect(m.Moved, room=room, ply=2, timeout=30)
+        assert reply.mark == "o", "the bot's move, sent again, is stored and announced"
+        assert isinstance(await stuck, m.Joined)
+        await x.close()
+        await other.close()
+    finally:
+        if bot is not None:
+            bot.terminate()
+            bot.wait(20)
+        server.stop()
+
+
 async def test_new_players_from_one_address_are_limited_and_returning_ones_are_not(tmp_path: Path) -> None:
     async with running_server(tmp_path, signup_burst=3, signup_rate=0.01) as server:
         url = f"ws://127.0.0.1:{server.port}"
