@@ -27,7 +27,7 @@ from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from protocol import __version__, names
+from protocol import __version__
 from protocol import messages as m
 from protocol.bucket import TokenBucket
 from protocol.errors import ErrorCode, ProtocolError
@@ -36,7 +36,7 @@ from server import events, outage
 from server.accept import AcceptErrors, ConnectionCap, default_limit
 from server.arena import Arena
 from server.bus import EventBus, FeedEvent
-from server.config import ServerConfig
+from server.config import DIRECTOR_FACTOR, ServerConfig
 from server.connection import ArenaConnection
 from server.decision import Announce, Close, Decision, Out, Publish
 from server.frames import is_moved
@@ -48,9 +48,6 @@ from server.store import Store
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
-
-#: How many times the ordinary message rate a director's connection gets.
-DIRECTOR_FACTOR = 50
 
 
 class FrameOutbox:
@@ -323,7 +320,7 @@ class ArenaServer:
                 if conn.closing:
                     break
             conn.player = session.player
-            if conn.player is not None and names.key(conn.player.name) in map(names.key, cfg.directors):
+            if conn.player is not None and cfg.is_director(conn.player.name):
                 conn.director = True  # arranging games is not throttled like playing
                 factor = DIRECTOR_FACTOR
                 conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())

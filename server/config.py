@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 from websockets.typing import Origin
 
+from protocol import names
+
+#: How many times the ordinary message rate (and burst) a director's connection gets.
+DIRECTOR_FACTOR = 50
+
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
@@ -79,6 +84,10 @@ class ServerConfig:
     node_id: str = "local"
     #: The URL clients use to reach this node (sent to the feed); derived from host/port when empty.
     public_url: str = ""
+
+    def is_director(self, name: str) -> bool:
+        """Whether ``name`` is one of `directors` (compared as names are, `protocol.names.key`)."""
+        return bool(self.directors) and names.key(name) in map(names.key, self.directors)
 
     @property
     def ws_origins(self) -> list[Origin | None] | None:

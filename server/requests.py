@@ -19,7 +19,7 @@ from server import challenges, frames
 from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
-from server.config import ServerConfig
+from server.config import DIRECTOR_FACTOR, ServerConfig
 from server.decision import Attach, Close, Decision, Out, Reply, Tell
 from server.frames import MovedEvent
 from server.ops import PlayerSaved
@@ -97,7 +97,7 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
         player=arena.player_info(player.id),
         token=token,
         server_version=__version__,
-        limits=limits(cfg),
+        limits=limits(cfg, cfg.is_director(player.name)),
         rooms=[r.id for r in arena.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
         resumed=status if msg.rooms else None,
         ref=msg.ref,
@@ -107,12 +107,14 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
     return decision
 
 
-def limits(cfg: ServerConfig) -> m.Limits:
-    """What `Welcome.limits` tells a client: the figures the server enforces."""
+def limits(cfg: ServerConfig, director: bool = False) -> m.Limits:
+    """What `Welcome.limits` tells a client: the figures the server enforces (a director's
+    connection gets `DIRECTOR_FACTOR` times the rate and burst, outside its address's budget)."""
+    factor = DIRECTOR_FACTOR if director else 1
     return m.Limits(
         max_frame=cfg.max_frame,
-        rate_per_s=cfg.rate,
-        burst=cfg.burst,
+        rate_per_s=cfg.rate * factor,
+        burst=cfg.burst * factor,
         grace_ms=round(cfg.grace * 1000),
         max_rooms=cfg.max_rooms,
         challenge_ttl_ms=round(cfg.challenge_ttl * 1000),

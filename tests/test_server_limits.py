@@ -175,6 +175,8 @@ async def test_a_named_director_is_not_throttled_like_a_player(tmp_path: Path) -
             await player(server, "td-boss", kind="bot"),
             await player(server, "td-other", kind="bot"),
         )
+        assert (boss.welcome.limits.rate_per_s, boss.welcome.limits.burst) == (250.0, 250), "told as enforced"
+        assert (other.welcome.limits.rate_per_s, other.welcome.limits.burst) == (5.0, 5)
         for client in (boss, other):
             for _ in range(60):
                 await client.send(m.Ping())
