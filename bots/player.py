@@ -76,6 +76,10 @@ __all__ = [
     "run_bot",
 ]
 
+#: Refusals that mean "not now": the same request is sent again after ``retry_after``
+#: (a move refused while the server's disk fails is played once it works again).
+RETRIED = frozenset({"rate_limited", "store_unavailable"})
+
 
 @dataclass(frozen=True, slots=True)
 class BotConfig:
@@ -140,8 +144,9 @@ class BotPlayer:
         #: Turns queued, searching or about to move: a repeated `Think` for one of them is dropped.
         self.busy: set[tuple[str, int]] = set()
         self.wake = asyncio.Event()
-        #: Requests sent and not answered yet, by ref: one the server refuses as ``rate_limited``
-        #: (a busy bot on a server with tight limits) is sent again after ``retry_after``.
+        #: Requests sent and not answered yet, by ref: one the server refuses with a code in
+        #: `RETRIED` (a busy bot on a server with tight limits, a server whose disk is failing)
+        #: is sent again after ``retry_after``.
         self.unanswered: dict[str, m.ClientMessage] = {}
         self.refs = itertools.count(1)
 
@@ -250,7 +255,7 @@ class BotPlayer:
         """Whether ``event`` answers a request of this bot that is being sent again."""
         ref = getattr(event, "ref", None)
         request = self.unanswered.pop(ref, None) if ref is not None else None
-        if request is None or not isinstance(event, m.Error) or event.code != "rate_limited":
+        if request is None or not isinstance(event, m.Error) or event.code not in RETRIED:
             return False
         self._spawn(self._send_later(request, event.retry_after or 0.05))
         return True

@@ -32,6 +32,7 @@ from bots.move_clock import (
 from bots.policy import DEFAULT_LEVELS, Policy
 from bots.tournament.match import Strategy, game_rng
 from protocol import messages as m
+from protocol import names
 from protocol.rules import Cell, IllegalMove, Mark, State
 
 __all__ = [
@@ -88,11 +89,15 @@ class BotGame:
     #: Keep the seat after the game, to answer a rematch like a person. A tournament's
     #: games (a runner's or a director's) are one each: the bot leaves after them.
     stay: bool = True
+    #: Who challenged the bot to this game (`protocol.names.key` of the name), when it was
+    #: a plain challenge: the policy limits games at once against one opponent.
+    opponent: str | None = None
 
     def again(self) -> BotGame:
         """The next game in this room, a rematch: the same room, variant, opening and level."""
         rematch = BotGame(self.room, self.mark, self.variant, self.ply_cap, None, self.opening, self.noise)
         rematch.time_control = self.time_control
+        rematch.opponent = self.opponent
         return rematch
 
 
@@ -175,6 +180,8 @@ class BotCore:
         #: Challenges accepted (by id) whose room is not joined yet: assignment, opening,
         #: level (noise) and whether to stay after the game.
         self._accepting: dict[str, tuple[Assignment | None, tuple[Cell, ...], float, bool]] = {}
+        #: ...and who sent each of those that was a plain challenge (`BotGame.opponent`).
+        self._accepting_from: dict[str, str] = {}
         #: Challenges this bot sent: ref -> assignment, then challenge id -> assignment.
         self._sent: dict[str, Assignment] = {}
         self._challenges: dict[str, Assignment] = {}
@@ -189,6 +196,12 @@ class BotCore:
     def busy(self) -> int:
         """Games in progress or about to start."""
         return len(self.games) + len(self._accepting) + len(self._challenges) + len(self._sent)
+
+    def games_with(self, opponent: str) -> int:
+        """Games in progress or about to start that ``opponent`` challenged this bot to."""
+        key = names.key(opponent)
+        playing = sum(1 for game in self.games.values() if game.opponent == key)
+        return playing + sum(1 for sender in self._accepting_from.values() if sender == key)
 
     # --- runner commands --------------------------------------------------------
 
@@ -250,8 +263,13 @@ class BotCore:
         the `Joined` reply to the acceptance names the seat."""
         challenger = msg.challenger.name
         managed = challenger in self.entrants  # the runner schedules these: no policy applies
+        against = 0 if managed or msg.opponent is not None else self.games_with(challenger)
         reason = (
-            "shutting down" if self.stopping else None if managed else self.policy.refusal(msg, self.busy)
+            "shutting down"
+            if self.stopping
+            else None
+            if managed
+            else self.policy.refusal(msg, self.busy, against)
         )
         if reason is not None:
             return [Send(m.DeclineChallenge(challenge=msg.challenge, reason=reason))]
@@ -274,6 +292,8 @@ class BotCore:
         noise = self.policy.noise(msg.level)
         stay = assignment is None and msg.opponent is None  # not a tournament's game
         self._accepting[msg.challenge] = (assignment, tuple(msg.opening), noise, stay)
+        if stay and msg.opponent is None:
+            self._accepting_from[msg.challenge] = names.key(msg.challenger.name)
         return [Send(m.AcceptChallenge(challenge=msg.challenge, ref=f"acc-{msg.challenge}"))]
 
     def _on_challenge_sent(self, msg: m.ChallengeSent) -> list[Action]:
@@ -287,7 +307,12 @@ class BotCore:
         if not ref.startswith("acc-") or msg.role == "spectator":
             return []
         assignment, opening, noise, stay = self._accepting.pop(ref[4:], (None, (), 0.0, True))
-        return self._seat(msg.room, msg.role, msg.snapshot, assignment, opening, noise, stay)
+        opponent = self._accepting_from.pop(ref[4:], None)
+        actions = self._seat(msg.room, msg.role, msg.snapshot, assignment, opening, noise, stay)
+        game = self.games.get(msg.room)
+        if game is not None:
+            game.opponent = opponent
+        return actions
 
     def _on_challenge_accepted(self, msg: m.ChallengeAccepted) -> list[Action]:
         assignment = self._challenges.pop(msg.challenge, None)
@@ -307,6 +332,7 @@ class BotCore:
             return [Report({"event": "declined", "number": number, "by": None, "reason": msg.code})]
         if ref.startswith("acc-"):
             self._accepting.pop(ref[4:], None)
+            self._accepting_from.pop(ref[4:], None)
         if ref.startswith("rm-"):  # the rematch fell through (the other player left meanwhile)
             room = ref[3:]
             game = self.games.get(room)
@@ -483,6 +509,7 @@ class BotCore:
         self._challenges.clear()
         self._parked.clear()
         self._accepting.clear()
+        self._accepting_from.clear()
         # rooms this player sits in and this process has not seen: games from an earlier run
         self.seated_before.update(r for r, how in msg.rooms.items() if how != "gone" and r not in self.games)
         for room, how in msg.rooms.items():

@@ -31,6 +31,9 @@ class Policy:
     Attributes:
         variants: variant names it plays (None: any).
         max_games: games at once, at most.
+        max_per_opponent: games at once against one challenger, at most (so a few
+            accounts cannot take every one of a house bot's ``max_games``); games a
+            tournament director arranges are not counted.
         think_ms: the least time it takes over a move (it pretends to think that
             long, never past what the clock allows).
         levels: the levels of play it offers, weakest first, each with its chance of
@@ -41,6 +44,7 @@ class Policy:
 
     variants: frozenset[str] | None = None
     max_games: int = 16
+    max_per_opponent: int = 2
     think_ms: int = 0
     levels: tuple[tuple[str, float], ...] = DEFAULT_LEVELS
     refuses: Callable[[str], str | None] | None = None
@@ -49,14 +53,17 @@ class Policy:
         """The chance of a random move at ``level`` (0 for none or an unknown one)."""
         return dict(self.levels).get(level or "", 0.0)
 
-    def refusal(self, challenge: m.ChallengeReceived, busy: int) -> str | None:
-        """Why ``challenge`` is declined, or None to accept it."""
+    def refusal(self, challenge: m.ChallengeReceived, busy: int, against: int = 0) -> str | None:
+        """Why ``challenge`` is declined, or None to accept it (``against``: games at once
+        already against its challenger)."""
         if self.variants is not None and challenge.variant not in self.variants:
             return f"I play {', '.join(sorted(self.variants))}, not {challenge.variant}"
         if (reason := self._strategy_refusal(challenge.variant)) is not None:
             return reason
         if busy >= self.max_games:
             return f"busy: already {busy} games (at most {self.max_games} at once)"
+        if against >= self.max_per_opponent:
+            return f"busy: already {against} games with you (at most {self.max_per_opponent} at once)"
         return self.clock_refusal(challenge.time_control, challenge.variant)
 
     def rematch_refusal(self, variant: str, busy: int) -> str | None:

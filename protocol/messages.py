@@ -33,8 +33,12 @@ CLOSE_CODES: dict[int, str] = {
     1001: "going away: the server is shutting down (SIGTERM)",
     1002: "protocol error at the WebSocket level",
     1007: "invalid frame payload: a text frame that is not valid UTF-8",
-    1008: "policy violation: no hello in time, a bad hello, too many connections from one address, "
-    "or too many bad frames",
+    1006: "(seen by the client, never sent) the connection dropped with no close frame: the network, "
+    "or a client that did not read what it was sent for limits.stall_timeout_ms",
+    1008: "policy violation: no hello in time, a first message that is not hello, an unsupported "
+    "protocol version, too many connections from one address (limits.max_conns_per_ip), too many "
+    "bad frames (limits.max_bad_frames), flooding past the rate limit (limits.max_flood), or replaced "
+    "by a newer connection of the same player (after a goodbye)",
     1009: "message too big: a frame over the size limit",
     1011: "internal error",
     1012: "a room of this connection moved to another node (this node lost its lease on it): "
@@ -201,17 +205,48 @@ class LeaderboardEntry(Model):
 
 
 class Limits(Model):
-    """What the server enforces on this connection."""
+    """What the server enforces on this connection (its operator's settings; defaults here
+    are the server's defaults). docs/protocol.md, "Limits", says what each does."""
 
+    #: Largest frame read (bytes): over it ``frame_too_large``, over 4 times it close 1009.
     max_frame: int
+    #: Messages per second this connection may send, and its burst; over it ``rate_limited``.
     rate_per_s: float
     burst: int
+    #: Milliseconds a dropped seated player has to come back.
     grace_ms: int
+    #: Rooms one player may be in (seated or watching) at once.
     max_rooms: int
     #: Milliseconds a challenge stands before it expires unanswered.
     challenge_ttl_ms: int = 60_000
-    #: Challenges one player may have pending, as challenger.
+    #: Challenges one player may have pending, as challenger...
     max_challenges: int = 8
+    #: ...and as the one challenged, and of those, from the challengers of one address.
+    max_challenges_to: int = 32
+    max_challenges_to_per_ip: int = 16
+    #: Messages per second (and burst) all the connections of one address share.
+    ip_rate_per_s: float = 320.0
+    ip_burst: int = 640
+    #: Open connections one address may hold; one more is closed (1008).
+    max_conns_per_ip: int = 64
+    #: Frames over the rate limit in a row before the connection is closed (1008).
+    max_flood: int = 100
+    #: Frames that fail validation before the connection is closed (1008).
+    max_bad_frames: int = 50
+    #: Bytes waiting to be sent to a client that does not read before it counts as
+    #: stalled (no longer read), and milliseconds stalled before it is dropped.
+    write_limit: int = 65_536
+    stall_timeout_ms: int = 5_000
+    #: Milliseconds X has for the first move before the game is aborted.
+    first_move_ms: int = 30_000
+    #: Milliseconds the players of an arranged game have to take their seats.
+    answer_timeout_ms: int = 30_000
+    #: Room events kept for a replay on ``resume`` (further back: a snapshot).
+    replay_events: int = 500
+    #: New players (a ``hello`` without a token) one address may create at once, and per
+    #: second after that; beyond it ``too_many_accounts``.
+    signup_burst: int = 60
+    signup_rate_per_s: float = 1.0
 
 
 # --- client to server --------------------------------------------------------------

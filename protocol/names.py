@@ -19,8 +19,10 @@ A name is taken in its NFKC form (``ｆｕｌｌｗｉｄｔｈ`` is ``fullwidth
 
 `key` is what uniqueness compares: the NFKC form, its confusable letters mapped to the
 Latin ones they look like (TR39's skeleton, restricted to the letters above plus
-``1``/``|`` -> ``l`` and ``0`` -> ``o``), case-folded. The server keys its roster
-by case-folded NFKC names; `key` is the stricter comparison a store may adopt.
+``1``/``|`` -> ``l`` and ``0`` -> ``o``), case-folded. The server's roster and the
+store's ``name_key`` column both use it: ``a1ice`` and ``b0b`` are taken by ``alice`` and
+``bob``. A mixed-script ``аlice`` is refused by `check` before uniqueness is asked; `key`
+still matters for names stored before these rules (a Cyrillic ``аlice`` takes ``alice``).
 """
 
 from __future__ import annotations

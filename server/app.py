@@ -220,6 +220,7 @@ class ArenaServer:
         """Load the store, recover rooms, and listen. ``self.port`` is the bound port."""
         self._tasks.append(asyncio.create_task(self.writer.run(), name="writer"))
         self._tasks.append(asyncio.create_task(self.writer.checkpoints(), name="checkpoints"))
+        self._tasks.append(asyncio.create_task(self.writer.watch(self.config.store_stall), name="stuck"))
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
         only = None if self.cluster is None else self.cluster.register(self.now())
@@ -648,9 +649,10 @@ class ArenaServer:
 
     # --- the store failing (server.outage) ----------------------------------------------------------
 
-    def _store_failing(self, reason: str) -> None:
-        """The writer could not store a batch: refuse changes, pause the clocks."""
-        outage.begin(self.arena, reason, self.now())
+    def _store_failing(self, reason: str, stuck: float) -> None:
+        """The writer could not store a batch (its write began ``stuck`` seconds ago, or
+        has not returned since): refuse changes, and pause the clocks from then."""
+        outage.begin(self.arena, reason, self.now() - stuck)
 
     def _store_recovered(self) -> None:
         """The failing batch is stored (its announcements come next): clocks and deadlines

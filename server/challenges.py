@@ -3,8 +3,9 @@
 A challenge stands for ``config.challenge_ttl`` seconds; then both sides get
 `ChallengeExpired` and answering it gets ``no_such_challenge``. A player may have
 ``max_challenges`` pending as challenger and ``max_challenges_to`` as the one
-challenged; over either cap the challenge is refused at once (``too_many_challenges``),
-so a flood of challenges never reaches the target. Challenges of arranged games
+challenged, at most ``max_challenges_to_per_ip`` of these from one address; over any
+cap the challenge is refused at once (``too_many_challenges``), so a flood of
+challenges never reaches the target. Challenges of arranged games
 (`server.arrange.ArrangedChallenge`) share the table but not these rules.
 """
 
@@ -49,6 +50,13 @@ class Pending:
         )
 
 
+def _address(arena: Arena, challenge: Pending) -> str | None:
+    """Where ``challenge``'s challenger is connected from (a challenger who goes offline
+    withdraws its challenges, so it is online)."""
+    session = arena.online.get(challenge.challenger)
+    return None if session is None else session.ip
+
+
 def _pending(arena: Arena) -> list[Pending]:
     return [c for c in arena.challenges.values() if isinstance(c, Pending)]
 
@@ -71,8 +79,15 @@ def send(arena: Arena, session: Session, msg: m.Challenge, now: float) -> Decisi
     cfg = arena.config
     if sum(1 for c in pending if c.challenger == me.id) >= cfg.max_challenges:
         raise Refused("too_many_challenges", f"you have {cfg.max_challenges} challenges pending; cancel one")
-    if sum(1 for c in pending if c.opponent == opponent.id) >= cfg.max_challenges_to:
+    to_them = [c for c in pending if c.opponent == opponent.id]
+    if len(to_them) >= cfg.max_challenges_to:
         raise Refused("too_many_challenges", f"{opponent.name} has too many challenges pending; try later")
+    if sum(1 for c in to_them if _address(arena, c) == session.ip) >= cfg.max_challenges_to_per_ip:
+        raise Refused(
+            "too_many_challenges",
+            f"{opponent.name} has {cfg.max_challenges_to_per_ip} challenges pending from your address; "
+            "try later",
+        )
     cid = "c" + secrets.token_hex(5)
     challenge = Pending(cid, me.id, opponent.id, msg, now + cfg.challenge_ttl)
     arena.challenges[cid] = challenge

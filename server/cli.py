@@ -107,6 +107,13 @@ def register(subparsers: Any) -> None:
         help="SQLite synchronous mode (PostgreSQL: its own synchronous_commit decides)",
     )
     p.add_argument(
+        "--store-stall",
+        type=float,
+        default=1.0,
+        help="seconds a database write may take before the store counts as failing: changes are "
+        "refused (store_unavailable) and clocks paused until it returns (default 1.0)",
+    )
+    p.add_argument(
         "--mqtt", metavar="URL", help="publish the event feed to this MQTT broker (mqtt://host:port)"
     )
     p.add_argument("--node-id", default=None, help="this node's id on the feed (default: local)")
@@ -198,7 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
         rate=args.rate,
         burst=args.burst,
         max_conns_per_ip=args.max_conns_per_ip,
-        trusted=frozenset(name.casefold() for name in args.trust),
+        trusted=frozenset(args.trust),
         ip_rate=args.ip_rate,
         ip_burst=args.ip_burst,
         max_flood=args.max_flood,
@@ -209,6 +216,7 @@ def _serve(args: argparse.Namespace) -> int:
         signup_burst=args.signup_burst,
         signup_rate=args.signup_rate,
         sync=args.sync,
+        store_stall=args.store_stall,
         node_id=args.node_id or "local",
         public_url=args.public_url,
         mqtt_heartbeat=args.mqtt_heartbeat,

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from websockets.typing import Origin
 
+from protocol import names
+
 #: How many times the ordinary message rate and burst a trusted player's connection gets.
 TRUSTED_FACTOR = 50
 
@@ -36,10 +38,10 @@ class ServerConfig:
     #: Messages per second (and burst) all the connections of one address share.
     ip_rate: float = 320.0
     ip_burst: int = 640
-    #: Players (casefolded names) the operator trusts with a larger allowance: a tournament
+    #: Players the operator trusts with a larger allowance: a tournament
     #: director and the bots it runs. Their connections get `TRUSTED_FACTOR` times the
     #: message rate and burst, are told so in their `Welcome`, and are not counted against
-    #: their address's budget.
+    #: their address's budget. Compared as names are (`protocol.names.key`).
     trusted: frozenset[str] = frozenset()
     #: Frames over the rate limit in a row before the connection is closed (1008).
     max_flood: int = 100
@@ -72,6 +74,12 @@ class ServerConfig:
     #: Challenges one player may have pending as challenger, and as the one challenged.
     max_challenges: int = 8
     max_challenges_to: int = 32
+    #: ...and of those to one player, how many may come from one client address (so a few
+    #: accounts on one address cannot fill a house bot's list and lock everyone else out).
+    max_challenges_to_per_ip: int = 16
+    #: Seconds one store write may take before the store counts as failing (a lock held by
+    #: another process, a hung disk): changes are refused and clocks paused until it returns.
+    store_stall: float = 1.0
     #: SQLite ``synchronous``: "FULL" survives power loss, "NORMAL" a crash of the process.
     sync: str = "FULL"
     node_id: str = "local"
@@ -88,11 +96,12 @@ class ServerConfig:
 
     def allowance(self, name: str) -> tuple[float, int]:
         """The message rate and burst a connection of the player ``name`` gets."""
-        factor = TRUSTED_FACTOR if name.casefold() in self.trusted else 1
+        factor = TRUSTED_FACTOR if self.is_trusted(name) else 1
         return self.rate * factor, self.burst * factor
 
     def is_trusted(self, name: str) -> bool:
-        return name.casefold() in self.trusted
+        """Whether ``name`` is one of `trusted` (compared as names are, `protocol.names.key`)."""
+        return bool(self.trusted) and names.key(name) in map(names.key, self.trusted)
 
     @property
     def ws_origins(self) -> list[Origin | None] | None:

@@ -18,6 +18,8 @@ from pydantic import BaseModel
 
 from protocol import messages as m
 from protocol.errors import ErrorCode
+from server.config import ServerConfig
+from server.requests import limits
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 
@@ -97,7 +99,7 @@ SERVER_EXAMPLES: list[BaseModel] = [
         player=_PLAYER,
         token="kq1N...43 characters...",
         server_version="0.1.0",
-        limits=m.Limits(max_frame=4096, rate_per_s=20.0, burst=40, grace_ms=30_000, max_rooms=32),
+        limits=limits(ServerConfig(), "alice"),
         rooms=[],
         ref="1",
     ),

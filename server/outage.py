@@ -1,7 +1,8 @@
 """While the store fails, sans-I/O: what the arena refuses, and the clocks' pause.
 
 The writer (`server.writer`) never announces what it could not store; it tells the
-shell when the store starts failing and when it works again, and the shell calls
+shell when the store starts failing (a write failed, or has been stuck for
+``ServerConfig.store_stall`` seconds) and when it works again, and the shell calls
 `begin` and `end`. In between:
 
 - requests that would change anything (a move, a join, a new player's hello, ...) are
@@ -9,8 +10,9 @@ shell when the store starts failing and when it works again, and the shell calls
   decided, so nothing waits on the failing store; read-only requests still work;
 - the shell runs no timers, so no flag falls, no first move is overdue and no grace
   period runs out while the players cannot move;
-- `end` shifts every running clock and deadline by the outage's length, so nobody loses
-  time to it, and asks to be woken at the rooms' new deadlines.
+- `end` shifts every running clock and deadline by the outage's length (counted from
+  when the failing write began), so nobody loses time to it, and asks to be woken at
+  the rooms' new deadlines.
 """
 
 from __future__ import annotations
@@ -27,9 +29,13 @@ READ_ONLY = frozenset({"ping", "lobby_subscribe", "lobby_unsubscribe", "get_lead
 RETRY_AFTER = 1.0
 
 
-def begin(arena: Arena, reason: str, now: float) -> None:
+def begin(arena: Arena, reason: str, since: float) -> None:
+    """The store fails since ``since`` (a write stuck that long counts from its start); told
+    again with a better reason (a stuck write's error), only the reason changes."""
     if arena.outage is None:
-        arena.outage = Outage(reason, now)
+        arena.outage = Outage(reason, since)
+    else:
+        arena.outage.reason = reason
 
 
 def refused(arena: Arena, conn: int, message: m.ClientMessage) -> Decision | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from protocol import names
+
 
 @dataclass
 class Player:
@@ -30,7 +32,9 @@ class Session:
 
 
 class Roster:
-    """Every known player, by id, by name (case-folded) and by token hash.
+    """Every known player, by id, by name (its `protocol.names.key`: the skeleton of its
+    NFKC form, case-folded, so ``a1ice`` and a Cyrillic ``аlice`` find ``alice``) and by
+    token hash.
 
     Only the players a node has met since it started are here (and those of the rooms it
     recovered): lookups never touch the store; the shell reads a player it does not know
@@ -44,7 +48,7 @@ class Roster:
 
     def add(self, player: Player) -> None:
         self.by_id[player.id] = player
-        self.by_name[player.name.casefold()] = player
+        self.by_name[names.key(player.name)] = player
         self.by_token[player.token_hash] = player
 
     def remove(self, player: Player) -> None:
@@ -68,4 +72,4 @@ class Roster:
         return self.by_token.get(token_hash)
 
     def named(self, name: str) -> Player | None:
-        return self.by_name.get(name.casefold())
+        return self.by_name.get(names.key(name))

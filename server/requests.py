@@ -19,6 +19,7 @@ from server import challenges, frames
 from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
+from server.config import ServerConfig
 from server.decision import Attach, Close, Decision, Out, Reply, Tell, Unwelcome
 from server.frames import MovedEvent
 from server.ops import PlayerSaved, PresenceSaved
@@ -101,20 +102,11 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
         decision.ops.append(PresenceSaved(player.id, True))
     here, _ = _hosted(arena, msg.rooms or {})  # rooms on other nodes: resumed there
     status, catch_up = _resume(arena, session, here, now)
-    rate, burst = cfg.allowance(player.name)  # a trusted player's pacer may use all of it
     welcome = m.Welcome(
         player=arena.player_info(player.id),
         token=token,
         server_version=__version__,
-        limits=m.Limits(
-            max_frame=cfg.max_frame,
-            rate_per_s=rate,
-            burst=burst,
-            grace_ms=int(cfg.grace * 1000),
-            max_rooms=cfg.max_rooms,
-            challenge_ttl_ms=int(cfg.challenge_ttl * 1000),
-            max_challenges=cfg.max_challenges,
-        ),
+        limits=limits(cfg, player.name),
         rooms=[r.id for r in arena.rooms.values() if r.seat_of(player.id) is not None and not r.closed],
         resumed=status if msg.rooms else None,
         ref=msg.ref,
@@ -122,6 +114,35 @@ def on_hello(arena: Arena, session: Session, msg: m.Hello, now: float) -> Decisi
     decision += catch_up
     decision.later.insert(0, Reply(session.conn, m.encode(welcome)))
     return decision
+
+
+def limits(cfg: ServerConfig, name: str) -> m.Limits:
+    """What `Welcome.limits` tells the player ``name``: the figures the server enforces (a
+    trusted player's connection gets its larger allowance, outside its address's budget)."""
+    rate, burst = cfg.allowance(name)  # a trusted player's pacer may use all of it
+    return m.Limits(
+        max_frame=cfg.max_frame,
+        rate_per_s=rate,
+        burst=burst,
+        grace_ms=round(cfg.grace * 1000),
+        max_rooms=cfg.max_rooms,
+        challenge_ttl_ms=round(cfg.challenge_ttl * 1000),
+        max_challenges=cfg.max_challenges,
+        max_challenges_to=cfg.max_challenges_to,
+        max_challenges_to_per_ip=cfg.max_challenges_to_per_ip,
+        ip_rate_per_s=cfg.ip_rate,
+        ip_burst=cfg.ip_burst,
+        max_conns_per_ip=cfg.max_conns_per_ip,
+        max_flood=cfg.max_flood,
+        max_bad_frames=cfg.max_bad_frames,
+        write_limit=cfg.write_limit,
+        stall_timeout_ms=round(cfg.stall_timeout * 1000),
+        first_move_ms=round(cfg.first_move * 1000),
+        answer_timeout_ms=round(cfg.answer_timeout * 1000),
+        replay_events=cfg.replay_events,
+        signup_burst=cfg.signup_burst,
+        signup_rate_per_s=cfg.signup_rate,
+    )
 
 
 def _resume(

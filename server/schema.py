@@ -19,6 +19,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from protocol import names
+
 #: The tables as version 1 left them (SQLite reads DOUBLE PRECISION as REAL; PostgreSQL's
 #: REAL is 4 bytes, too few for a time or a rating).
 TABLES = """
@@ -46,7 +48,7 @@ CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
 """
 
 #: The version this code writes and understands.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class SchemaTooNew(Exception):
@@ -61,9 +63,10 @@ class SchemaTooNew(Exception):
 
 
 def name_key(name: str) -> str:
-    """What two names that may not both exist share: the name case-folded (as the roster
-    compares them); the players table keeps it in ``name_key`` under a unique index."""
-    return name.casefold()
+    """What two names that may not both exist share: `protocol.names.key` (the skeleton of
+    the NFKC form, case-folded), as the roster compares them; the players table keeps it in
+    ``name_key`` under a unique index."""
+    return names.key(name)
 
 
 def statements(script: str) -> list[str]:
@@ -109,13 +112,33 @@ CREATE TABLE IF NOT EXISTS presence (
 """
 
 
+def _v4_skeleton_keys(db: Any, dialect: str) -> None:
+    """Name keys were case-folded names; now they are skeletons (`name_key`), so a
+    look-alike of a stored name is taken too. A stored name whose skeleton another stored
+    name already holds keeps its old key (both players go on; only new look-alikes are
+    refused)."""
+    rows = sorted(db.execute("SELECT id, name, name_key FROM players"), key=lambda r: r[0])
+    held = {row[2] for row in rows}
+    for pid, name, old in rows:
+        new = name_key(name)
+        if new != old and new not in held:
+            db.execute("UPDATE players SET name_key = ? WHERE id = ?", (new, pid))
+            held.discard(old)
+            held.add(new)
+
+
 def _v3_leases(db: Any, dialect: str) -> None:
     """Leases, room owners and presence, for nodes that share the database."""
     for sql in statements(LEASE_SCHEMA):
         db.execute(sql)
 
 
-MIGRATIONS: list[tuple[int, Step]] = [(1, _v1_tables), (2, _v2_leaderboard), (3, _v3_leases)]
+MIGRATIONS: list[tuple[int, Step]] = [
+    (1, _v1_tables),
+    (2, _v2_leaderboard),
+    (3, _v3_leases),
+    (4, _v4_skeleton_keys),
+]
 
 
 def version_of(db: Any) -> int | None:

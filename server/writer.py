@@ -11,9 +11,15 @@ announcements back to the loop with one ``call_soon_threadsafe``.
 
 A batch the store refuses (a full disk, a read-only file, a lock held too long) is
 never announced: the thread tries it again, pausing longer each time (`BACKOFF`),
-for as long as it takes. The loop hears ``failing(reason)`` at the first failure and
+for as long as it takes. The loop hears ``failing(reason, stuck)`` at the first failure and
 ``recovered()`` once the batch is stored, just before its announcements; meanwhile
 the server refuses requests that would need the store (`server.outage`).
+
+A write that neither succeeds nor fails (another process holds the lock: SQLite waits
+out its busy timeout; a disk that hangs) is found out by `watch`, from the loop: once
+one try has not returned for ``stall`` seconds the store counts as failing too, so
+requests that come meanwhile are refused rather than queued behind it. ``stuck`` says
+how many seconds ago the failing write began (the clocks stop from then).
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ class Writer:
         retries: tuple[float, ...] = BACKOFF,
         announcing: Callable[[], AbstractContextManager[None]] = nullcontext,
         committed: Callable[[float], None] | None = None,
-        failing: Callable[[str], None] | None = None,
+        failing: Callable[[str, float], None] | None = None,
         recovered: Callable[[], None] | None = None,
         fenced: Callable[[list[str]], None] | None = None,
     ) -> None:
@@ -81,6 +87,11 @@ class Writer:
         self.failures = 0
         #: Why the store fails now (None: it works), as the writer's thread last saw it.
         self.down: str | None = None
+        #: When (``time.monotonic``) the try being written began (None: none is).
+        self.busy_since: float | None = None
+        #: Guards ``down`` between the thread and `watch`, so ``failing`` and ``recovered``
+        #: reach the loop once each, in that order.
+        self._state = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Set when the server stops: a failing batch is then given up on, unannounced.
         self._stopping = threading.Event()
@@ -123,6 +134,28 @@ class Writer:
                 await asyncio.to_thread(self.store.checkpoint)
             except Exception:
                 log.exception("WAL checkpoint failed")
+
+    async def watch(self, stall: float) -> None:
+        """Beside `run`: a try that has not returned for ``stall`` seconds makes the store
+        count as failing (``failing`` is called), until that batch is stored."""
+        every = min(0.25, stall / 4)
+        while True:
+            await asyncio.sleep(every)
+            self.check_stall(stall)
+
+    def check_stall(self, stall: float) -> None:
+        """On the loop: call ``failing`` if the current try has been stuck ``stall`` seconds."""
+        with self._state:
+            since = self.busy_since
+            if since is None or self.down is not None:
+                return
+            stuck = time.monotonic() - since
+            if stuck < stall:
+                return
+            self.down = f"a store write has not returned for {stuck:.1f} s"
+        log.error("%s; refusing changes until it works", self.down)
+        if self.failing is not None:  # on the loop already: before any later `recovered`
+            self.failing(self.down, stuck)
 
     async def flush(self) -> None:
         """Write and announce everything submitted so far (used at shutdown, after `run`)."""
@@ -209,10 +242,13 @@ class Writer:
         while True:
             try:
                 started = time.perf_counter()
+                self.busy_since = time.monotonic()
                 self.store.write(ops)
             except Fenced as exc:  # another node owns a room now
+                self.busy_since = None
                 raise _Rejected(str(exc)) from exc
             except self.store.rejected as exc:  # trying again cannot help
+                self.busy_since = None
                 raise _Rejected(str(exc)) from exc
             except self.store.transient as exc:
                 # Another node's transaction crossed this one (a deadlock, a serialization
@@ -234,24 +270,31 @@ class Writer:
                 continue
             if self.committed is not None:
                 self.committed(time.perf_counter() - started)
-            if self.down is not None:
-                log.warning("the store works again after %d tries", attempt + 1)
-                self.down = None
-                self._tell(self.recovered)
+            with self._state:
+                self.busy_since = None
+                if self.down is not None:
+                    log.warning("the store works again after %d tries", attempt + 1)
+                    self.down = None
+                    self._tell(self.recovered)
             return True
 
     def _failed(self, exc: Exception, ops: list[StoreOp], attempt: int) -> None:
-        """A try failed: count it; the first failure tells the loop the store is down."""
+        """A try failed: count it; the first failure (or the first error after `watch` saw
+        the write stuck) tells the loop the store is down, and since when (``stuck``)."""
         if attempt == 0:
             self.retried += 1
-        if self.down is None:
-            self.down = f"{type(exc).__name__}: {exc}".strip()
-            log.error(
-                "store write failed (%d operations): %s; refusing changes until it works",
-                len(ops),
-                self.down,
-            )
-            self._tell(self.failing, self.down)
+        with self._state:
+            stuck = time.monotonic() - (self.busy_since or time.monotonic())
+            self.busy_since = None
+            reason = f"{type(exc).__name__}: {exc}".strip()
+            if self.down is None or (attempt == 0 and self.down != reason):
+                self.down = reason  # first failure, or `watch` saw it stuck first
+                log.error(
+                    "store write failed (%d operations): %s; refusing changes until it works",
+                    len(ops),
+                    reason,
+                )
+                self._tell(self.failing, reason, stuck)
 
     def _pause(self, attempt: int, ops: list[StoreOp]) -> bool:
         """Wait before the next try (False: the server stops meanwhile; give up)."""
@@ -261,7 +304,7 @@ class Writer:
             return False
         return True
 
-    def _tell(self, callback: Callable[..., None] | None, *args: str) -> None:
+    def _tell(self, callback: Callable[..., None] | None, *args: object) -> None:
         """Run ``callback(*args)`` on the loop (if there is one still running)."""
         if callback is None or self._loop is None:
             return

@@ -208,3 +208,94 @@ def test_the_thread_tools_work() -> None:
 
 
 pytestmark = pytest.mark.timeout(180)
+
+
+# --- item 4: a few accounts on one address against a house bot ----------------------------------
+
+
+async def _challenge_flood(port: int, name: str, stop_event: asyncio.Event) -> dict[str, int]:
+    """One attacker on 127.0.0.2: challenges ``rule-bot`` 18 times a second, untimed, as O
+    (the bot moves first, then waits forever for a move that never comes); counts replies."""
+    counts: dict[str, int] = {}
+    async with connect(f"ws://127.0.0.1:{port}", compression=None, local_addr=("127.0.0.2", 0)) as ws:
+        await ws.send(json.dumps({"type": "hello", "name": name, "ref": "h"}))
+
+        async def read() -> None:
+            async for raw in ws:
+                reply = json.loads(raw)
+                key = reply["type"] + (":" + reply["code"] if reply["type"] == "error" else "")
+                counts[key] = counts.get(key, 0) + 1
+
+        reader = asyncio.create_task(read())
+        challenge = json.dumps({"type": "challenge", "opponent": "rule-bot", "colour": "o"})
+        while not stop_event.is_set():
+            await ws.send(challenge)
+            await asyncio.sleep(1 / 18)
+        await asyncio.sleep(0.5)
+        reader.cancel()
+    return counts
+
+
+async def _play_out(client: Any, room: str) -> m.GameEnded:
+    """Play X in ``room`` against the bot, the lowest free cell each turn, to the end."""
+    from protocol.session import RemoteError
+
+    taken: set[int] = set()
+    while True:
+        cell = min(set(range(9)) - taken)
+        try:
+            await client.request(m.Move(room=room, cell=cell), timeout=30)
+        except RemoteError as exc:  # the bot's last move ended it
+            assert exc.code == "game_over", exc
+            ended: m.GameEnded = await client.expect(m.GameEnded, room=room, timeout=30)
+            return ended
+        while True:
+            event = await client.expect((m.Moved, m.GameEnded), room=room, timeout=30)
+            if isinstance(event, m.GameEnded):
+                return event
+            taken.add(event.cell)
+            if event.mark == "o":
+                break
+
+
+async def test_a_few_accounts_on_one_address_cannot_deny_a_house_bot(tmp_path: Path) -> None:
+    """Four accounts challenge ``rule-bot`` flat out and never move in the games it takes:
+    the server refuses their challenges over the address's share of the bot's list at once,
+    the bot plays at most 2 games with each, and a player on another address still gets a
+    game with it and has every move answered."""
+    from protocol.client import connect as connect_player
+
+    port = free_port()
+    proc = serve(tmp_path / "a.db", port, "--house-bots", "rule")
+    try:
+        url = f"ws://127.0.0.1:{port}"
+        watcher = await player(url, "watcher")
+        for _ in range(200):
+            snap = await watcher.request(m.LobbySubscribe())
+            assert isinstance(snap, m.LobbySnapshot)
+            if any(p.name == "rule-bot" for p in snap.players):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("rule-bot never came online")
+        await watcher.close()
+        stop_event = asyncio.Event()
+        attack = [asyncio.create_task(_challenge_flood(port, f"atk{i}", stop_event)) for i in range(4)]
+        await asyncio.sleep(3.0)  # the bot's list and games fill up
+
+        client = await connect_player(url, "honest", timeout=30)  # from 127.0.0.1
+        sent = await client.request(m.Challenge(opponent="rule-bot", colour="x"), timeout=30)
+        assert isinstance(sent, m.ChallengeSent)
+        answer = await client.expect((m.ChallengeAccepted, m.ChallengeDeclined), timeout=30)
+        assert isinstance(answer, m.ChallengeAccepted), answer
+        ended = await _play_out(client, answer.room)
+        assert ended.outcome.reason != "timeout"
+        await client.close()
+
+        stop_event.set()
+        counts = await asyncio.gather(*attack)
+    finally:
+        stop(proc)
+    for each in counts:
+        assert each.get("challenge_accepted", 0) <= 2, counts
+    assert sum(each.get("error:too_many_challenges", 0) for each in counts) > 0, counts

@@ -10,8 +10,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -26,8 +28,10 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from protocol import messages as m
 from server.accept import Throttle, default_limit
+from server.store import Store
 
 TTT = [sys.executable, "-m", "protocol.cli"]
+ROOT = Path(__file__).resolve().parent.parent
 #: X takes the top row; the game ends on the fifth move.
 _HONEST_MOVES = (0, 3, 1, 4, 2)
 
@@ -153,6 +157,37 @@ async def test_look_alike_and_invisible_names_are_refused_by_a_real_server(tmp_p
                 assert isinstance(taken, dict) and taken.get("code") == "name_taken"
         finally:
             await alice.close()
+
+
+async def test_a_name_is_taken_by_its_skeleton_not_only_by_its_case(tmp_path: Path) -> None:
+    """Uniqueness compares skeletons (`protocol.names.key`): ``a1ice`` and ``b0b`` are taken by
+    ``alice`` and ``bob``, and a Cyrillic ``аlice`` stored before the name rules (with the
+    case-folded key of schema version 3) takes ``alice``: the upgrade to version 4 gives its
+    row the skeleton key, so the store's lookup of a new name finds it."""
+    db = tmp_path / "arena.db"
+    Store(str(db)).close()
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO players (id, name, kind, token_hash, created, name_key) VALUES (?,?,?,?,?,?)",
+            ("pold0cyrillic", "\u0430lice", "human", "old-hash", 0.0, "\u0430lice"),
+        )
+        conn.execute("UPDATE schema_version SET version = 3")  # as a database of version 3 was
+    async with running_server(tmp_path, db=str(db)) as server, honest_beside(url_of(server)):
+        url = url_of(server)
+        bob = await player(server, "bob")
+        try:
+            for name in ("alice", "ALICE", "\uff41lice", "a1ice", "b0b", "B0B", "\uff42\uff10b"):
+                reply = await _hello(url, name)
+                assert isinstance(reply, dict), f"{name!r}: closed with {reply}"
+                assert (reply["type"], reply.get("code")) == ("error", "name_taken"), (name, reply)
+            for name in ("alicia", "bobo"):
+                welcome = await _hello(url, name)
+                assert isinstance(welcome, dict) and welcome["type"] == "welcome", (name, welcome)
+        finally:
+            await bob.close()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        names = sorted(row[0] for row in conn.execute("SELECT name FROM players"))
+    assert names == sorted(["\u0430lice", "bob", "alicia", "bobo", "h-x", "h-o"])
 
 
 # --- item 11: HTTP methods and paths, origins, retry_after, a private room's existence -------
@@ -373,6 +408,21 @@ async def test_a_text_frame_that_is_not_utf8_closes_with_1007_as_documented(
                 ws.transport.write(b"".join(ws.protocol.data_to_send()))
                 assert await _answer(ws) == 1007
     _no_traceback(caplog)
+
+
+def test_every_close_code_the_server_sends_is_in_the_documented_table() -> None:
+    """Every literal close code in the server's source (``close(1008, ...)``, ``Close(conn,
+    1008, ...)``, ``close_code=1001``, ``close_conn(conn, 1008, ...)``) is in `CLOSE_CODES`,
+    the table docs/protocol.md is generated from, with the reason each close gives."""
+    source = "\n".join(p.read_text() for p in (ROOT / "server").rglob("*.py"))
+    pattern = r"(?:close|Close|close_conn)\((?:[\w.]+, )?(1\d{3})|close_code=(1\d{3})|code=(1\d{3})"
+    sent = {int(next(g for g in found if g)) for found in re.findall(pattern, source)}
+    assert {1001, 1008} <= sent, sent  # the scan finds what it should
+    assert sent <= m.CLOSE_CODES.keys(), sent - m.CLOSE_CODES.keys()
+    for reason in ("no hello in time", "too many bad frames", "flooding", "replaced by a new"):
+        assert reason in source
+    table = m.CLOSE_CODES[1008]
+    assert all(word in table for word in ("hello", "bad frames", "flooding", "replaced", "connections"))
 
 
 def test_the_default_cap_leaves_headroom_under_the_file_limit() -> None:

@@ -236,7 +236,8 @@ print("released", flush=True)
 async def test_a_lock_held_by_another_process_does_not_stall_the_loop(tmp_path: Path) -> None:
     """Two nodes' worth of reads (node ids) on one file: a new name is looked up in the
     shared store. While another process holds the write lock, the server keeps answering
-    pings and /healthz before its writer has even given up its first try (5 s)."""
+    pings and /healthz before its writer has even given up its first try (5 s); /healthz
+    may already say 503 (a write stuck over ``store_stall`` counts as failing)."""
     db = tmp_path / "arena.db"
     server = Serve(db, "--node-id", "a")
     locker: subprocess.Popen[str] | None = None
@@ -263,7 +264,8 @@ async def test_a_lock_held_by_another_process_does_not_stall_the_loop(tmp_path: 
                 pongs += 1
         status, _ = await asyncio.to_thread(server.healthz)
         retried = await asyncio.to_thread(server.metric, "ttt_store_retried")
-        assert (pongs, status, retried) == (5, 200, 0), "answered while the writer still waits for the lock"
+        assert pongs == 5 and status in (200, 503), "answered while the writer still waits for the lock"
+        assert retried == 0, "...before SQLite gave up the writer's first try"
         assert not move.done(), "the move waits for the store"
         locker.stdin.write("go\n")
         locker.stdin.flush()
@@ -278,6 +280,121 @@ async def test_a_lock_held_by_another_process_does_not_stall_the_loop(tmp_path: 
         if locker is not None:
             locker.kill()
             locker.wait(10)
+        server.stop()
+
+
+async def test_a_write_stuck_on_a_lock_counts_as_failing_and_pauses_the_clocks(tmp_path: Path) -> None:
+    """Another process holds the write lock and keeps it: the writer's first try waits in
+    SQLite's busy timeout (5 s). A write that has not returned for ``--store-stall``
+    (0.5 s here, 1 s by default) already counts as the store failing: ``/healthz`` turns
+    503, a move that comes then (the opponent's, behind the stuck one) is refused at once
+    with ``store_unavailable``, and the clocks stop from the moment the write got stuck,
+    so nobody loses on time."""
+    db = tmp_path / "arena.db"
+    server = Serve(db, "--store-stall", "0.5")
+    locker: subprocess.Popen[str] | None = None
+    seen: list[m.ServerMessage] = []
+    try:
+        await server.started()
+        x = await connect(server.url, "alice", timeout=30)
+        o = await connect(server.url, "bob", timeout=30)
+        joined = await x.request(m.CreateRoom(seat="x", time_control=m.PerMove(move_ms=2500)))
+        assert isinstance(joined, m.Joined)
+        room = joined.room
+        await o.request(m.Join(room=room))
+        await x.expect(m.GameStarted, room=room)
+        await x.request(m.Move(room=room, cell=0))
+        await o.request(m.Move(room=room, cell=4))
+        locker = subprocess.Popen(
+            [sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert locker.stdout is not None and locker.stdin is not None
+        assert (await asyncio.to_thread(locker.stdout.readline)).strip() == "locked"
+        move = asyncio.create_task(x.request(m.Move(room=room, cell=1), timeout=60))  # bob's clock runs
+        for _ in range(200):
+            status, health = await asyncio.to_thread(server.healthz)
+            if status != 200:
+                break
+            await asyncio.sleep(0.05)
+        assert status == 503 and health["status"] == "store_unavailable", health
+        busy = await refused(o.request(m.Move(room=room, cell=2), timeout=30))
+        assert busy.code == "store_unavailable" and busy.retry_after and busy.retry_after > 0
+        await asyncio.sleep(3.0)  # longer than bob's 2.5 s for a move: his clock must not run
+        assert not move.done(), "the stuck move is not answered before it is stored"
+        seen += o.drain()
+        late = [e for e in seen if isinstance(e, m.GameEnded) or (isinstance(e, m.Moved) and e.ply > 2)]
+        assert not late, "nothing unstored is announced"
+        locker.stdin.write("go\n")
+        locker.stdin.flush()
+        assert (await asyncio.to_thread(locker.stdout.readline)).strip() == "released"
+        assert isinstance(await move, m.Ok)
+        seen.append(await o.expect(m.Moved, room=room, ply=3, timeout=30))
+        assert isinstance(await o.request(m.Move(room=room, cell=2), timeout=30), m.Ok), "bob lost on time"
+        assert (await asyncio.to_thread(server.healthz))[0] == 200
+        await asyncio.sleep(0.2)
+        told = told_moves(x, o, seen=seen)
+        await x.close()
+        await o.close()
+    finally:
+        if locker is not None:
+            locker.kill()
+            locker.wait(10)
+        code = server.stop()
+    assert code == 0, "".join(server.lines)
+    with sqlite3.connect(db) as conn:
+        stored = set(conn.execute("SELECT game, ply, cell FROM moves"))
+    assert told == stored == {(f"{room}.1", ply, cell) for ply, cell in enumerate((0, 4, 1, 2), 1)}
+    assert not any("Traceback" in line for line in server.lines), "".join(server.lines)
+
+
+async def test_a_bot_sends_again_a_move_refused_while_the_disk_is_full(tmp_path: Path) -> None:
+    """A bot's move that comes during an outage is refused (``store_unavailable``); the bot
+    sends it again after ``retry_after`` until the store works, and the game goes on."""
+    db = tmp_path / "arena.db"
+    server = Serve(db)
+    bot: subprocess.Popen[bytes] | None = None
+    try:
+        await server.started()
+        thinker = ("--strategy", "rule", "--name", "slowbot", "--think-ms", "1500")
+        bot = subprocess.Popen(
+            [*TTT, "bot", "--server", server.url, *thinker],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
+        x = await connect(server.url, "alice", timeout=30)
+        other = await connect(server.url, "bob", timeout=30)
+        for _ in range(300):  # until the bot is online
+            try:
+                await x.request(m.Challenge(opponent="slowbot", colour="x"), timeout=30)
+                break
+            except RemoteError as exc:
+                assert exc.code == "no_such_player", exc
+                await asyncio.sleep(0.1)
+        accepted = await x.expect(m.ChallengeAccepted, timeout=30)
+        room = accepted.room  # both seated: the game has started
+        await x.request(m.Move(room=room, cell=4))  # stored; the bot thinks 1.5 s
+        server.disk_full(True)
+        stuck = asyncio.create_task(other.request(m.CreateRoom(seat="x"), timeout=60))  # finds it full
+        for _ in range(100):
+            if (await asyncio.to_thread(server.healthz))[0] != 200:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(3.0)  # the bot's move comes, is refused, is sent again
+        assert not [e for e in x.drain() if isinstance(e, m.Moved) and e.ply == 2]
+        refusals = await asyncio.to_thread(server.metric, 'ttt_errors_total{code="store_unavailable"}')
+        assert refusals >= 2, "the bot's move was refused, and again when sent again"
+        server.disk_full(False)
+        reply = await x.expect(m.Moved, room=room, ply=2, timeout=30)
+        assert reply.mark == "o", "the bot's move, sent again, is stored and announced"
+        assert isinstance(await stuck, m.Joined)
+        await x.close()
+        await other.close()
+    finally:
+        if bot is not None:
+            bot.terminate()
+            bot.wait(20)
         server.stop()
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from server_harness import player, running_server, seated_pair, url_of
@@ -174,6 +175,8 @@ async def test_a_named_director_is_not_throttled_like_a_player(tmp_path: Path) -
             await player(server, "td-boss", kind="bot"),
             await player(server, "td-other", kind="bot"),
         )
+        assert (boss.welcome.limits.rate_per_s, boss.welcome.limits.burst) == (250.0, 250), "told as enforced"
+        assert (other.welcome.limits.rate_per_s, other.welcome.limits.burst) == (5.0, 5)
         for client in (boss, other):
             for _ in range(60):
                 await client.send(m.Ping())
@@ -203,3 +206,171 @@ async def test_a_trusted_player_is_told_its_allowance(tmp_path: Path) -> None:
         fast_got, slow_got = fast.drain(), slow.drain()
         assert sum(isinstance(e, m.Pong) for e in fast_got) == 60, "outside the address budget"
         assert any(isinstance(e, m.Error) and e.code == "rate_limited" for e in slow_got)
+
+
+# --- welcome.limits tells the figures the server enforces --------------------------------------
+
+#: Settings unlike the defaults, so a figure copied from a default would not match. The
+#: rates are so slow that no token comes back while a test runs.
+_TIGHT = {
+    "max_frame": 1000,
+    "rate": 0.001,
+    "burst": 6,
+    "ip_rate": 0.001,
+    "ip_burst": 15,
+    "max_conns_per_ip": 3,
+    "max_flood": 4,
+    "max_bad_frames": 3,
+    "signup_burst": 3,
+    "signup_rate": 0.001,
+    "max_challenges_to": 5,
+    "write_limit": 12_345,
+    "stall_timeout": 2.5,
+    "answer_timeout": 7.0,
+    "replay_events": 99,
+}
+
+
+async def _from(server: object, source: str) -> Any:
+    """A raw WebSocket connection from the loopback address ``source`` (its own budgets)."""
+    return await ws_connect(url_of(server), compression=None, local_addr=(source, 0))  # type: ignore[arg-type]
+
+
+async def _said(ws: Any) -> dict[str, Any]:
+    raw = await asyncio.wait_for(ws.recv(), 5)
+    m.parse_server(raw)
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+async def _welcomed(ws: Any, name: str) -> dict[str, Any]:
+    await ws.send(json.dumps({"type": "hello", "name": name, "ref": "h"}))
+    reply = await _said(ws)
+    assert reply["type"] == "welcome", reply
+    return reply
+
+
+def _pipeline(ws: Any, frames: list[str]) -> None:
+    """Send ``frames`` in one write: the server reads them in one go, in order."""
+    for frame in frames:
+        ws.protocol.send_text(frame.encode())
+    ws.transport.write(b"".join(ws.protocol.data_to_send()))
+
+
+async def _pongs_before_refusal(ws: Any, count: int) -> int:
+    """Pipeline ``count`` pings; the pongs answered before the one ``rate_limited``."""
+    _pipeline(ws, [f'{{"type":"ping","ref":"p{i}"}}' for i in range(count)])
+    pongs = 0
+    while (reply := await _said(ws))["type"] == "pong":
+        pongs += 1
+    assert reply["code"] == "rate_limited", reply
+    return pongs
+
+
+async def _closed_with(ws: Any) -> int:
+    with pytest.raises(ConnectionClosed) as info:
+        while True:
+            await asyncio.wait_for(ws.recv(), 5)
+    assert info.value.rcvd is not None
+    code: int = info.value.rcvd.code
+    return code
+
+
+async def test_welcome_limits_are_the_figures_the_server_enforces(tmp_path: Path) -> None:
+    async with running_server(tmp_path, **_TIGHT) as server:
+        cfg = server.config
+        ws = await _from(server, "127.0.0.2")
+        limits = (await _welcomed(ws, "meter"))["limits"]
+        assert limits == m.Limits.model_validate(limits).model_dump()
+        told = {
+            "max_frame": cfg.max_frame,
+            "rate_per_s": cfg.rate,
+            "burst": cfg.burst,
+            "ip_rate_per_s": cfg.ip_rate,
+            "ip_burst": cfg.ip_burst,
+            "max_conns_per_ip": cfg.max_conns_per_ip,
+            "max_flood": cfg.max_flood,
+            "max_bad_frames": cfg.max_bad_frames,
+            "signup_burst": cfg.signup_burst,
+            "signup_rate_per_s": cfg.signup_rate,
+            "max_challenges_to": cfg.max_challenges_to,
+            "max_challenges_to_per_ip": cfg.max_challenges_to_per_ip,
+            "write_limit": cfg.write_limit,
+            "stall_timeout_ms": 2500,
+            "answer_timeout_ms": 7000,
+            "grace_ms": round(cfg.grace * 1000),
+            "first_move_ms": round(cfg.first_move * 1000),
+            "replay_events": cfg.replay_events,
+            "max_rooms": cfg.max_rooms,
+            "max_challenges": cfg.max_challenges,
+            "challenge_ttl_ms": round(cfg.challenge_ttl * 1000),
+        }
+        assert told.keys() == m.Limits.model_fields.keys(), "every limit is checked here"
+        assert limits == told
+        defaults = m.Limits(max_frame=4096, rate_per_s=20.0, burst=40, grace_ms=30_000, max_rooms=32)
+        assert all(limits[k] != getattr(defaults, k) for k in _TIGHT_FIELDS), "figures, not defaults"
+
+        # max_frame: a frame of exactly that many bytes is read, one byte more is refused
+        at = '{"type":"ping","ref":"at"' + " " * (limits["max_frame"] - 26) + "}"
+        assert len(at.encode()) == limits["max_frame"]
+        _pipeline(ws, [at, at[:-1] + " }"])
+        assert (await _said(ws))["type"] == "pong"
+        assert (await _said(ws))["code"] == "frame_too_large"
+        # burst: the hello and the two frames above took 3 of the connection's tokens
+        assert await _pongs_before_refusal(ws, 10) == limits["burst"] - 3
+        await ws.close()
+
+        # ip_burst: three connections of one address share it (hellos included)
+        shared = [await _from(server, "127.0.0.3") for _ in range(3)]
+        for i, conn in enumerate(shared):
+            await _welcomed(conn, f"share{i}")
+        pongs = [await _pongs_before_refusal(conn, limits["burst"] + 2) for conn in shared]
+        assert pongs[:2] == [limits["burst"] - 1] * 2, "each connection's own burst first"
+        assert sum(pongs) + len(shared) == limits["ip_burst"]
+
+        # max_conns_per_ip: those three are the address's all
+        extra = await _from(server, "127.0.0.3")
+        assert await _closed_with(extra) == 1008
+        for conn in shared:
+            await conn.close()
+
+        # max_flood: that many frames over the limit in a row are dropped, one more closes
+        ws = await _from(server, "127.0.0.4")
+        await _welcomed(ws, "flood")
+        limited = server.arena.errors["rate_limited"]
+        _pipeline(ws, ['{"type":"ping"}'] * (limits["burst"] - 1 + limits["max_flood"]))
+        for _ in range(limits["burst"] - 1):
+            assert (await _said(ws))["type"] == "pong"
+        assert (await _said(ws))["code"] == "rate_limited"
+        for _ in range(100):
+            if server.arena.errors["rate_limited"] == limited + limits["max_flood"]:
+                break
+            await asyncio.sleep(0.02)
+        assert server.arena.errors["rate_limited"] == limited + limits["max_flood"]
+        assert not any(c.closing for c in server.conns.values() if c.ip == "127.0.0.4")
+        _pipeline(ws, ['{"type":"ping"}'])
+        assert await _closed_with(ws) == 1008
+
+        # max_bad_frames: that many get their error, the next one's error comes with a close
+        ws = await _from(server, "127.0.0.5")
+        await _welcomed(ws, "clumsy")
+        _pipeline(ws, ["{"] * (limits["max_bad_frames"] + 1))
+        for _ in range(limits["max_bad_frames"] + 1):
+            assert (await _said(ws))["code"] == "bad_json"
+        assert await _closed_with(ws) == 1008
+
+        # signup_burst: new players one address may create
+        for i in range(limits["signup_burst"] + 1):
+            ws = await _from(server, "127.0.0.6")
+            await ws.send(json.dumps({"type": "hello", "name": f"new{i}"}))
+            reply = await _said(ws)
+            await ws.close()
+        assert reply["code"] == "too_many_accounts"
+        assert server.store.query("SELECT count(*) FROM players WHERE name LIKE 'new%'") == [
+            (limits["signup_burst"],)
+        ]
+
+
+#: Fields of `_TIGHT` whose figure differs from the default (the check that the welcome is
+#: not just the defaults).
+_TIGHT_FIELDS = ("max_frame", "burst", "ip_burst", "max_conns_per_ip", "max_flood", "max_bad_frames")

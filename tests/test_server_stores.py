@@ -149,7 +149,7 @@ def test_an_older_database_is_upgraded_and_keeps_its_rows(any_db: str) -> None:
     _version_1(any_db)
     store = open_store(any_db)
     try:
-        assert version_of(store.db) == SCHEMA_VERSION == 3
+        assert version_of(store.db) == SCHEMA_VERSION == 4
         assert "ratings_by_variant" in _indexes(store)
         assert store.query("SELECT count(*) FROM room_owners") == [(0,)]  # version 3: leases
         assert store.find_player(token_hash="h1") == (("p1", "Ann", "human", "h1"), [])

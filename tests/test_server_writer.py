@@ -59,7 +59,7 @@ async def test_a_store_that_keeps_failing_announces_nothing_until_it_works(tmp_p
     writer = Writer(
         store,
         retries=(0.01,),
-        failing=lambda why: told.append(f"failing: {why}"),
+        failing=lambda why, _stuck: told.append(f"failing: {why}"),
         recovered=lambda: told.append("ok"),
     )
     read_only(store, True)

@@ -36,6 +36,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--variants", help="comma-separated variants it accepts (default: any)")
     p.add_argument("--max-games", type=int, default=16, help="games at once, at most (default 16)")
     p.add_argument(
+        "--max-per-opponent",
+        type=int,
+        default=2,
+        help="games at once against one challenger, at most (default 2; arranged games not counted)",
+    )
+    p.add_argument(
         "--levels",
         default=",".join(f"{name}={noise:g}" for name, noise in DEFAULT_LEVELS),
         help="levels of play offered to challengers, NAME=CHANCE of a random move, weakest first "
@@ -160,8 +166,8 @@ def _bot(args: argparse.Namespace) -> int:
     from bots.tournament.entries import parse_value
     from bots.tournament.pairing import TournamentError
 
-    if args.max_games < 1 or args.think_ms < 0:
-        raise TournamentError("--max-games must be at least 1 and --think-ms at least 0")
+    if args.max_games < 1 or args.max_per_opponent < 1 or args.think_ms < 0:
+        raise TournamentError("--max-games and --max-per-opponent must be at least 1, --think-ms at least 0")
     options = {}
     for text in args.option:
         key, sep, value = text.partition("=")
@@ -182,6 +188,7 @@ def _bot(args: argparse.Namespace) -> int:
     policy = Policy(
         variants=variants,
         max_games=args.max_games,
+        max_per_opponent=args.max_per_opponent,
         think_ms=args.think_ms,
         levels=parse_levels(args.levels),
         refuses=refuses if callable(refuses) else None,

@@ -49,7 +49,7 @@ class SharedReads:
         players = self.arena.players
         if hello.token is not None:
             return hash_token(hello.token) not in players.by_token
-        return hello.name.casefold() not in players.by_name
+        return players.named(hello.name) is None
 
     async def load(self, hello: m.Hello) -> None:
         """Load the player ``hello`` names, if the store has it."""
