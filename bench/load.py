@@ -80,8 +80,12 @@ def arena_command(port: int, db: str, loop: str, tree: str | None) -> list[str]:
     """`ttt serve` of this checkout (or of ``tree``), on ``loop``, durable, limits out of the way."""
     cli = os.path.join(tree or os.path.dirname(HERE), "server", "cli.py")
     with open(cli) as f:
-        knows_loop = '"--loop"' in f.read()  # an older version knows only --uvloop
+        flags = f.read()
+    knows_loop = '"--loop"' in flags  # an older version knows only --uvloop
     chosen = ["--loop", loop] if knows_loop else ["--uvloop"] if loop == "uvloop" else []
+    for flag in ("--signup-burst", "--ip-rate", "--ip-burst"):  # thousands of players, one address
+        if f'"{flag}"' in flags:
+            chosen += [flag, "1000000"]
     profile = os.environ.get("LOAD_PROFILE")  # a file: run the server under cProfile
     pre = ["-m", "cProfile", "-o", profile] if profile else []
     return [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -103,7 +104,7 @@ class FrameOutbox:
             log.warning("skipped frames: failed to write: %s", exc)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Conn:
     """One WebSocket connection: the transport's side of an arena `Session`."""
 
@@ -304,7 +305,7 @@ class ArenaServer:
         if ip not in self.ip_buckets:
             self.ip_buckets[ip] = TokenBucket(cfg.ip_rate, cfg.ip_burst, self.now())
         if isinstance(ws, ArenaConnection):
-            ws.on_drained = lambda: self._drained(conn)
+            ws.on_drained = functools.partial(self._drained, conn)
         self.conns[conn.id] = conn
         self.metrics.connections_total += 1
         try:
@@ -327,7 +328,7 @@ class ArenaServer:
                 factor = DIRECTOR_FACTOR
                 conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())
             if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
-                ws.on_text = lambda frame: self.receive(conn, frame)
+                ws.on_text = functools.partial(self.receive, conn)
             async for frame in ws:  # what still comes this way: fragmented, binary, queued
                 self.receive(conn, frame)
         except ConnectionClosed:

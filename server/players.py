@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class Player:
     id: str
     name: str
@@ -15,7 +15,7 @@ class Player:
     levels: tuple[str, ...] = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Session:
     """One connection as the arena sees it: who said hello on it, and what it hears."""
 
