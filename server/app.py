@@ -38,7 +38,7 @@ from server.accept import AcceptErrors, ConnectionCap, default_limit
 from server.arena import Arena
 from server.bus import EventBus, FeedEvent
 from server.config import ServerConfig
-from server.connection import ArenaConnection
+from server.connection import ArenaConnection, keep_alive
 from server.decision import Announce, Close, Decision, Out, Publish
 from server.frames import is_moved
 from server.metrics import ServerMetrics
@@ -236,11 +236,15 @@ class ArenaServer:
             create_connection=self.cap.connection_class(ArenaConnection),
             origins=self.config.ws_origins,
             open_timeout=self.config.open_timeout,
-            ping_interval=self.config.ping_interval,
-            ping_timeout=self.config.ping_timeout,
+            ping_interval=None,  # one task pings them all (`keep_alive`), not one per connection
             process_request=lambda conn, req: process_request(self, conn, req),
             server_header=f"ttt-arena/{__version__}",
         )
+        interval = self.config.ping_interval
+        if interval is not None:
+            server = self._server
+            pinging = keep_alive(lambda: server.connections, interval, self.config.ping_timeout)
+            self._tasks.append(asyncio.create_task(pinging, name="keepalive"))
         sockets = self._server.sockets
         if sockets:
             self.port = sockets[0].getsockname()[1]

@@ -20,18 +20,27 @@ incoming queue (``max_queue``) still holds it paused: both reasons are counted.
 
 `TextShortcut` is the mechanism for the frames, for either end: `ArenaConnection` is
 the server's; ``bench/load.py`` puts it on its load clients.
+
+Keepalive: `keep_alive` pings every open connection from one task, where ``websockets``
+runs a task per connection (a task, a coroutine and a timer: about 1.5 KiB each, most
+of an idle connection's cost after its buffers).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import logging
+import random
+import struct
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
-from websockets.frames import Frame, Opcode
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import Event, State
 
@@ -143,3 +152,53 @@ class ArenaConnection(TextShortcut, ServerConnection):
                 # The protocol's parser, a generator, keeps the request in a local for as
                 # long as the connection lives: its headers at least can go.
                 request.headers = OPENED.headers
+
+
+log = logging.getLogger("ttt.server")
+
+
+def send_ping(ws: Connection) -> asyncio.Future[float] | None:
+    """Send ``ws`` a ping, as ``ws.ping()`` does but without waiting for its write buffer
+    to drain (a client that does not read must not hold up the others' pings); the
+    future gets the round trip when the pong comes. None: ``ws`` is not open."""
+    if ws.protocol.state is not State.OPEN:
+        return None
+    data = struct.pack("!I", random.getrandbits(32))
+    while data in ws.pending_pings:
+        data = struct.pack("!I", random.getrandbits(32))
+    pong: asyncio.Future[float] = ws.loop.create_future()
+    ws.pending_pings[data] = (pong, ws.loop.time())
+    ws.protocol.send_ping(data)
+    ws.send_data()
+    return pong
+
+
+async def keep_alive(
+    connections: Callable[[], Iterable[Connection]], interval: float, timeout: float | None
+) -> None:
+    """Every ``interval`` seconds, ping each of ``connections()``; one whose pong has not
+    come ``timeout`` seconds later is closed (1011, "keepalive ping timeout"), as by the
+    keepalive of ``websockets`` (``serve(ping_interval=..., ping_timeout=...)``)."""
+    failing: set[asyncio.Task[None]] = set()
+    while True:
+        await asyncio.sleep(interval)
+        pongs: dict[asyncio.Future[float], Connection] = {}
+        for ws in connections():
+            pong = send_ping(ws)
+            if pong is not None:
+                pongs[pong] = ws
+        if timeout is None or not pongs:
+            continue
+        await asyncio.wait(pongs, timeout=timeout)
+        for pong, ws in pongs.items():
+            if not pong.done():
+                task = asyncio.get_running_loop().create_task(_no_pong(ws))
+                failing.add(task)
+                task.add_done_callback(failing.discard)
+
+
+async def _no_pong(ws: Connection) -> None:
+    log.debug("closing a connection: no pong within the keepalive timeout")
+    with contextlib.suppress(ConnectionClosed):
+        async with ws.send_context():  # closes, and waits for the close (or its timeout)
+            ws.protocol.fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
