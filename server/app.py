@@ -333,8 +333,10 @@ class ArenaServer:
                 conn.bucket = TokenBucket(cfg.rate * factor, cfg.burst * factor, self.now())
             if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
                 ws.on_text = functools.partial(self.receive, conn)
-            async for frame in ws:  # what still comes this way: fragmented, binary, queued
-                self.receive(conn, frame)
+            while True:  # what still comes this way: fragmented, binary, queued
+                if isinstance(ws, ArenaConnection):
+                    await ws.queued()  # idle, it waits here, cheaper than in recv
+                self.receive(conn, await ws.recv())
         except ConnectionClosed:
             pass
         finally:

@@ -109,3 +109,19 @@ async def test_a_connection_that_does_not_answer_pings_is_closed_1011(tmp_path: 
         assert ws.close_code == 1011 and ws.close_reason == "keepalive ping timeout"
         await other.send(json.dumps({"type": "ping", "ref": "fine"}))  # the other one answered
         assert (await _replies(other, 1))[0]["ref"] == "fine"
+
+
+def test_the_frame_queue_keeps_a_deques_order() -> None:
+    from collections import deque
+
+    from websockets.frames import Frame, Opcode
+
+    from server.connection import _FrameQueue
+
+    a, b, c, d = (Frame(Opcode.TEXT, bytes([i])) for i in range(4))
+    queue, model = _FrameQueue([d]), deque([d])
+    for q in (queue, model):
+        q.extendleft(reversed([a, b, c]))  # what websockets' put_back does
+        q.append(a)
+    assert list(queue) == list(model) == [a, b, c, d, a]
+    assert [queue.popleft() for _ in range(5)] == [model.popleft() for _ in range(5)]

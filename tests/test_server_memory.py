@@ -32,7 +32,7 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
 
 #: Python memory an idle connection may hold on the server (its player included), in bytes.
-IDLE_BUDGET = 11 * 1024
+IDLE_BUDGET = 10 * 1024
 
 
 async def test_an_open_connection_lets_its_handshake_go(tmp_path: Path) -> None:
