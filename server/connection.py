@@ -42,7 +42,8 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request
-from websockets.protocol import Event, State
+from websockets.protocol import Event, Protocol, State
+from websockets.streams import StreamReader
 
 #: What an open connection keeps in place of its opening request: one shared, empty request.
 OPENED = Request("/", Headers())
@@ -71,6 +72,25 @@ class TextShortcut(Connection):
                 handle(text)
                 return
         super().process_event(event)
+
+
+def _parse_frames_only(protocol: Protocol) -> None:
+    """Give an open connection's protocol a parser of frames only, if its parser waits
+    for data between frames: the server's parser (a generator) that read the opening
+    request goes on parsing frames in a generator of its own, and its frame keeps the
+    request alive. Elsewhere (inside a frame) it is left as it is."""
+    parser = protocol.parser
+    inner = getattr(parser, "gi_yieldfrom", None)  # Protocol.parse, once the request is read
+    innermost = getattr(inner, "gi_yieldfrom", None)
+    if (
+        getattr(inner, "gi_code", None) is not Protocol.parse.__code__
+        or getattr(innermost, "gi_code", None) is not StreamReader.at_eof.__code__
+        or protocol.reader.buffer
+    ):
+        return
+    frames = Protocol.parse(protocol)
+    next(frames)  # as `Protocol.__init__` starts its parser: it now waits for data
+    protocol.parser = frames
 
 
 class _FrameQueue(list[Frame]):
@@ -179,6 +199,7 @@ class ArenaConnection(TextShortcut, ServerConnection):
                 # The protocol's parser, a generator, keeps the request in a local for as
                 # long as the connection lives: its headers at least can go.
                 request.headers = OPENED.headers
+            _parse_frames_only(self.protocol)
 
 
 log = logging.getLogger("ttt.server")
