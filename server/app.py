@@ -332,6 +332,7 @@ class ArenaServer:
                     await ws.close(1008, "no hello in time")
                     return
                 self.receive(conn, first)
+                del first  # the handler lives as long as the connection: not its hello too
                 if conn.closing:
                     break
             conn.player = session.player

@@ -45,6 +45,9 @@ from websockets.http11 import Request
 from websockets.protocol import Event, Protocol, State
 from websockets.streams import StreamReader
 
+#: The logger of every `ArenaConnection` (and of its protocol).
+_SERVER_LOG = logging.getLogger("websockets.server")
+
 #: What an open connection keeps in place of its opening request: one shared, empty request.
 OPENED = Request("/", Headers())
 
@@ -131,6 +134,9 @@ class ArenaConnection(TextShortcut, ServerConnection):
         # own (about 1.3 KiB more). The rest come in `connection_made`, or while paused.
         self.recv_messages = self.transport = None  # type: ignore[assignment]
         self.on_text = self.on_drained = None
+        # websockets gives each connection a logger adapter of its own (with a weak proxy
+        # to the connection, for log handlers that want it): the server's share one.
+        self.logger = self.protocol.logger = _SERVER_LOG
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -144,11 +150,15 @@ class ArenaConnection(TextShortcut, ServerConnection):
         frames = self.recv_messages.frames
         if len(frames) or self.recv_messages.closed:
             return
+        # What `SimpleQueue.get` waits on (`put` sets it, `abort` fails it), without its coroutine.
+        waiter = frames.get_waiter = self.loop.create_future()
         try:
-            frame = await frames.get()
+            await waiter
         except EOFError:  # the connection closed: `recv` says how
-            return
-        frames.put_back([frame])
+            pass
+        finally:
+            waiter.cancel()
+            frames.get_waiter = None
 
     def _queue_full(self) -> None:
         self._hold("queue")
