@@ -324,7 +324,10 @@ class ArenaServer:
             deadline = self.now() + cfg.hello_timeout
             while session.player is None:  # bad frames before the hello do not stop the clock
                 try:
-                    first = await asyncio.wait_for(ws.recv(), max(0.0, deadline - self.now()))
+                    async with asyncio.timeout_at(deadline):  # no task of its own, as wait_for makes
+                        if isinstance(ws, ArenaConnection):
+                            await ws.queued()
+                        first = await ws.recv()
                 except TimeoutError:
                     self.carry_out(
                         self.arena.refuse(conn.id, "hello_first", f"no hello within {cfg.hello_timeout:g} s")
