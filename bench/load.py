@@ -34,7 +34,8 @@ With ``--before DIR`` (a checkout of another version, e.g. ``git archive main``)
 that version's server is loaded the same way in the same run.
 
 Then memory: each arena server's resident memory grows by how much per idle
-connection (hello said) with ``--idle`` connections open.
+connection (hello said) with ``--idle`` connections open. Memory only:
+``--rounds 0 --paced-runs 0 --baselines "" --connections 0``.
 """
 
 from __future__ import annotations
