@@ -87,8 +87,8 @@ def arena_command(port: int, db: str, loop: str, tree: str | None) -> list[str]:
     for flag in ("--signup-burst", "--ip-rate", "--ip-burst"):  # thousands of players, one address
         if f'"{flag}"' in flags:
             chosen += [flag, "1000000"]
-    profile = os.environ.get("LOAD_PROFILE")  # a file: run the server under cProfile
-    pre = ["-m", "cProfile", "-o", profile] if profile else []
+    profile = os.environ.get("LOAD_PROFILE")  # a file prefix: run each server under cProfile
+    pre = ["-m", "cProfile", "-o", f"{profile}.{port}"] if profile else []
     return [
         sys.executable,
         *pre,
