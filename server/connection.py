@@ -22,8 +22,11 @@ incoming queue (``max_queue``) still holds it paused: both reasons are counted.
 the server's; ``bench/load.py`` puts it on its load clients.
 
 Keepalive: `keep_alive` pings every open connection from one task, where ``websockets``
-runs a task per connection (a task, a coroutine and a timer: about 1.5 KiB each, most
-of an idle connection's cost after its buffers).
+runs a task per connection (a task, a coroutine and a timer: about 1.5 KiB a connection).
+
+An idle connection is kept small (``tests/test_server_memory.py`` holds it to a budget):
+whatever websockets keeps per connection that the server never reads again is let go or
+shared (see `ArenaConnection`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import Event, Protocol, State
 from websockets.streams import StreamReader
+
+log = logging.getLogger("ttt.server")
 
 #: The logger of every `ArenaConnection` (and of its protocol).
 _SERVER_LOG = logging.getLogger("websockets.server")
@@ -212,9 +217,6 @@ class ArenaConnection(TextShortcut, ServerConnection):
             _parse_frames_only(self.protocol)
 
 
-log = logging.getLogger("ttt.server")
-
-
 def send_ping(ws: Connection) -> asyncio.Future[float] | None:
     """Send ``ws`` a ping, as ``ws.ping()`` does but without waiting for its write buffer
     to drain (a client that does not read must not hold up the others' pings); the
@@ -242,7 +244,11 @@ async def keep_alive(
         await asyncio.sleep(interval)
         pongs: dict[asyncio.Future[float], Connection] = {}
         for ws in connections():
-            pong = send_ping(ws)
+            try:
+                pong = send_ping(ws)
+            except Exception as exc:  # its transport failed: it is closing anyway
+                log.debug("could not ping a connection: %s", exc)
+                continue
             if pong is not None:
                 pongs[pong] = ws
         if timeout is None or not pongs:
