@@ -40,7 +40,8 @@ With ``--before DIR`` (a checkout of another version, e.g. ``git archive main``)
 that version's server is loaded the same way in the same run.
 
 Then memory: each arena server's resident memory grows by how much per idle
-connection (hello said) with ``--idle`` connections open.
+connection (hello said) with ``--idle`` connections open. Memory only:
+``--rounds 0 --paced-runs 0 --baselines "" --connections 0``.
 """
 
 from __future__ import annotations
@@ -86,15 +87,14 @@ def arena_command(port: int, db: str, loop: str, tree: str | None) -> list[str]:
     """`ttt serve` of this checkout (or of ``tree``), on ``loop``, durable, limits out of the way."""
     cli = os.path.join(tree or os.path.dirname(HERE), "server", "cli.py")
     with open(cli) as f:
-        source = f.read()
-    knows_loop = '"--loop"' in source  # an older version knows only --uvloop
+        flags = f.read()
+    knows_loop = '"--loop"' in flags  # an older version knows only --uvloop
     chosen = ["--loop", loop] if knows_loop else ["--uvloop"] if loop == "uvloop" else []
-    if '"--signup-burst"' in source:  # every load client is a new player from one address
-        chosen += ["--signup-burst", "1000000"]
-    if '"--ip-rate"' in source:  # ...and all of them share that address's message budget
-        chosen += ["--ip-rate", "1000000", "--ip-burst", "1000000"]
-    profile = os.environ.get("LOAD_PROFILE")  # a file: run the server under cProfile
-    pre = ["-m", "cProfile", "-o", profile] if profile else []
+    for flag in ("--signup-burst", "--ip-rate", "--ip-burst"):  # thousands of players, one address
+        if f'"{flag}"' in flags:
+            chosen += [flag, "1000000"]
+    profile = os.environ.get("LOAD_PROFILE")  # a file prefix: run each server under cProfile
+    pre = ["-m", "cProfile", "-o", f"{profile}.{port}"] if profile else []
     return [
         sys.executable,
         *pre,

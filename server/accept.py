@@ -72,8 +72,10 @@ class ConnectionCap:
 
     def __init__(self, limit: int, period: float = 10.0) -> None:
         self.limit = limit
-        #: Descriptors of the connections counted.
-        self.fds: set[int] = set()
+        #: Descriptors of the connections counted, each with its connection once it is
+        #: made (None before: asyncio counts at accept). Kept here rather than on each
+        #: connection, whose attributes websockets' own already fill (see `server.connection`).
+        self.fds: dict[int, ServerConnection | None] = {}
         #: Connections closed at accept because the cap was reached.
         self.refused = 0
         self._warn = Throttle(period)
@@ -91,6 +93,13 @@ class ConnectionCap:
         count = self._warn.hit(now)
         if count is not None:
             log.warning("connection cap %d reached: closed %d new connection(s)", self.limit, count)
+
+    def forget(self, conn: ServerConnection, fd: int) -> None:
+        """``conn`` closed; ``fd`` is its descriptor (both loops close the socket only after
+        ``connection_lost``), else it is looked for."""
+        if self.fds.get(fd) is not conn:
+            fd = next((d for d, c in self.fds.items() if c is conn), -1)
+        self.fds.pop(fd, None)
 
     def listen(self, host: str, port: int) -> socket.socket:
         """The listening socket (``serve(sock=...)``), bound to ``host`` (an address, or a
@@ -111,29 +120,32 @@ class ConnectionCap:
         cap = self
 
         class Capped(base):  # type: ignore[valid-type,misc]
-            _fd = -1
+            _turned_away = False
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                sock = transport.get_extra_info("socket")
-                fd = -1 if sock is None else sock.fileno()
+                fd = _descriptor(transport)
                 if cap.full(fd):
                     cap.refuse(self.loop.time())
+                    self._turned_away = True
                     # nothing read, no handler task: the descriptor is freed now
                     cast(asyncio.Transport, transport).abort()
                     return
-                self._fd = fd
-                cap.fds.add(fd)
+                cap.fds[fd] = self
                 super().connection_made(transport)
 
             def connection_lost(self, exc: Exception | None) -> None:
-                if self._fd < 0:
-                    return  # turned away: websockets never saw it
-                cap.fds.discard(self._fd)
-                self._fd = -1
+                if self._turned_away:
+                    return  # websockets never saw it
+                cap.forget(self, _descriptor(self.transport))
                 super().connection_lost(exc)
 
         Capped.__name__ = Capped.__qualname__ = f"Capped{base.__name__}"
         return Capped
+
+
+def _descriptor(transport: asyncio.BaseTransport) -> int:
+    sock = transport.get_extra_info("socket")
+    return -1 if sock is None else int(sock.fileno())
 
 
 class _CappedSocket(socket.socket):
@@ -146,7 +158,7 @@ class _CappedSocket(socket.socket):
             conn, addr = super().accept()
             fd = conn.fileno()
             if not self.cap.full(fd):
-                self.cap.fds.add(fd)  # counted now: asyncio makes its transport later
+                self.cap.fds[fd] = None  # counted now: asyncio makes its transport later
                 return conn, addr
             conn.close()
             self.cap.refuse(time.monotonic())

@@ -38,7 +38,7 @@ from server.arena import Arena
 from server.bus import EventBus, FeedEvent
 from server.cluster import Cluster
 from server.config import ServerConfig
-from server.connection import ArenaConnection
+from server.connection import ArenaConnection, keep_alive
 from server.decision import Announce, Close, Decision, Out, Publish
 from server.frames import is_moved
 from server.metrics import ServerMetrics
@@ -102,7 +102,7 @@ class FrameOutbox:
             log.warning("skipped frames: failed to write: %s", exc)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Conn:
     """One WebSocket connection: the transport's side of an arena `Session`."""
 
@@ -111,6 +111,7 @@ class Conn:
     ip: str
     out: FrameOutbox
     bucket: TokenBucket
+    server: ArenaServer
     bad_frames: int = 0
     #: Frames refused over the rate limit since the last one let through.
     flooded: int = 0
@@ -128,6 +129,14 @@ class Conn:
 
     def send(self, text: str) -> None:
         self.out.send((self.ws,), text)
+
+    # What its `ArenaConnection` calls (bound methods: lighter than a closure or a partial).
+
+    def receive(self, frame: str) -> None:
+        self.server.receive(self, frame)
+
+    def drained(self) -> None:
+        self.server._drained(self)
 
 
 @dataclass
@@ -244,11 +253,15 @@ class ArenaServer:
             create_connection=self.cap.connection_class(ArenaConnection),
             origins=self.config.ws_origins,
             open_timeout=self.config.open_timeout,
-            ping_interval=self.config.ping_interval,
-            ping_timeout=self.config.ping_timeout,
+            ping_interval=None,  # one task pings them all (`keep_alive`), not one per connection
             process_request=lambda conn, req: process_request(self, conn, req),
             server_header=f"ttt-arena/{__version__}",
         )
+        interval = self.config.ping_interval
+        if interval is not None:
+            server = self._server
+            pinging = keep_alive(lambda: server.connections, interval, self.config.ping_timeout)
+            self._tasks.append(asyncio.create_task(pinging, name="keepalive"))
         sockets = self._server.sockets
         if sockets:
             self.port = sockets[0].getsockname()[1]
@@ -310,20 +323,23 @@ class ArenaServer:
             await ws.close(1008, "too many connections from this address")
             return
         cfg = self.config
-        conn = Conn(next(self._ids), ws, ip, self.outbox, TokenBucket(cfg.rate, cfg.burst, self.now()))
+        conn = Conn(next(self._ids), ws, ip, self.outbox, TokenBucket(cfg.rate, cfg.burst, self.now()), self)
         session = self.arena.connect(conn.id, ip)
         self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         if ip not in self.ip_buckets:
             self.ip_buckets[ip] = TokenBucket(cfg.ip_rate, cfg.ip_burst, self.now())
         if isinstance(ws, ArenaConnection):
-            ws.on_drained = lambda: self._drained(conn)
+            ws.on_drained = conn.drained
         self.conns[conn.id] = conn
         self.metrics.connections_total += 1
         try:
             deadline = self.now() + cfg.hello_timeout
             while session.player is None:  # bad frames before the hello do not stop the clock
                 try:
-                    first = await asyncio.wait_for(ws.recv(), max(0.0, deadline - self.now()))
+                    async with asyncio.timeout_at(deadline):  # no task of its own, as wait_for makes
+                        if isinstance(ws, ArenaConnection):
+                            await ws.queued()
+                        first = await ws.recv()
                 except TimeoutError:
                     self.carry_out(
                         self.arena.refuse(conn.id, "hello_first", f"no hello within {cfg.hello_timeout:g} s")
@@ -331,6 +347,7 @@ class ArenaServer:
                     await ws.close(1008, "no hello in time")
                     return
                 self.receive(conn, first)
+                del first  # the handler lives as long as the connection: not its hello too
                 if conn.reading is not None:  # a hello waits for the store: decided after it
                     await asyncio.shield(conn.reading)
                 if conn.closing:
@@ -340,9 +357,11 @@ class ArenaServer:
                 conn.trusted = True  # a tournament's director and bots: not throttled like a stranger
                 conn.bucket = TokenBucket(*cfg.allowance(conn.player.name), self.now())
             if isinstance(ws, ArenaConnection):  # from now on, whole text frames skip the queue
-                ws.on_text = lambda frame: self.receive(conn, frame)
-            async for frame in ws:  # what still comes this way: fragmented, binary, queued
-                self.receive(conn, frame)
+                ws.on_text = conn.receive
+            while True:  # what still comes this way: fragmented, binary, queued
+                if isinstance(ws, ArenaConnection):
+                    await ws.queued()  # idle, it waits here, cheaper than in recv
+                self.receive(conn, await ws.recv())
         except ConnectionClosed:
             pass
         finally:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from protocol import names
 
 
-@dataclass
+@dataclass(slots=True)
 class Player:
     id: str
     name: str
@@ -17,7 +17,7 @@ class Player:
     levels: tuple[str, ...] = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Session:
     """One connection as the arena sees it: who said hello on it, and what it hears."""
 

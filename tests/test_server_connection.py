@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from server_harness import running_server, url_of
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
 
 from server.connection import ArenaConnection
 
@@ -61,3 +63,65 @@ async def test_fragmented_and_binary_frames_still_take_the_queue(tmp_path: Path)
         assert [(r["type"], r.get("ref")) for r in replies[:2]] == [("pong", "frag"), ("pong", "whole")]
         assert (replies[2]["type"], replies[2]["code"]) == ("error", "binary_frame")
         assert (replies[3]["type"], replies[3]["ref"]) == ("pong", "after")
+
+
+async def _hello(ws: ClientConnection, name: str) -> None:
+    await ws.send(json.dumps({"type": "hello", "name": name, "ref": "h"}))
+    assert (await _replies(ws, 1))[0]["type"] == "welcome"
+
+
+async def test_the_server_pings_every_connection_and_keeps_those_that_answer(tmp_path: Path) -> None:
+    async with (
+        running_server(tmp_path, ping_interval=0.1, ping_timeout=0.5) as server,
+        ws_connect(url_of(server), compression=None, ping_interval=None) as ws,
+    ):
+        await _hello(ws, "steady")
+        (conn,) = server.conns.values()
+        for _ in range(100):  # a pong records the round trip on the server's side
+            if conn.ws.latency > 0:
+                break
+            await asyncio.sleep(0.05)
+        assert conn.ws.latency > 0, "no ping was answered"
+        await asyncio.sleep(1.0)  # ten intervals, each answered
+        await ws.send(json.dumps({"type": "ping", "ref": "still"}))
+        assert (await _replies(ws, 1))[0]["ref"] == "still"
+        assert conn.ws.keepalive_task is None, "one task pings them all, not a task per connection"
+
+
+async def test_a_connection_that_does_not_answer_pings_is_closed_1011(tmp_path: Path) -> None:
+    async with (
+        running_server(tmp_path, ping_interval=0.1, ping_timeout=0.3) as server,
+        ws_connect(url_of(server), compression=None, ping_interval=None) as ws,
+        ws_connect(url_of(server), compression=None, ping_interval=None) as other,
+    ):
+        await _hello(ws, "silent")
+        await _hello(other, "awake")
+        ws.transport.pause_reading()  # its pings wait unread, unanswered
+        (silent,) = [c.ws for c in server.conns.values() if c.player and c.player.name == "silent"]
+        for _ in range(100):
+            if silent.protocol.close_sent is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert silent.protocol.close_sent is not None and silent.protocol.close_sent.code == 1011
+        ws.transport.resume_reading()
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 5)
+        assert ws.close_code == 1011 and ws.close_reason == "keepalive ping timeout"
+        await other.send(json.dumps({"type": "ping", "ref": "fine"}))  # the other one answered
+        assert (await _replies(other, 1))[0]["ref"] == "fine"
+
+
+def test_the_frame_queue_keeps_a_deques_order() -> None:
+    from collections import deque
+
+    from websockets.frames import Frame, Opcode
+
+    from server.connection import _FrameQueue
+
+    a, b, c, d = (Frame(Opcode.TEXT, bytes([i])) for i in range(4))
+    queue, model = _FrameQueue([d]), deque([d])
+    for q in (queue, model):
+        q.extendleft(reversed([a, b, c]))  # what websockets' put_back does
+        q.append(a)
+    assert list(queue) == list(model) == [a, b, c, d, a]
+    assert [queue.popleft() for _ in range(5)] == [model.popleft() for _ in range(5)]
