@@ -1,4 +1,6 @@
-"""Real `ttt serve` nodes on one shared database, with rooms owned under leases: a challenge
+"""Real `ttt serve` nodes on one shared database, with rooms owned under leases (each test
+runs on a SQLite file the nodes share on this host, then on a PostgreSQL database, the
+store of nodes on several hosts): a challenge
 across nodes, `kill -9` of a node with 50 games running (a survivor takes them over with
 every acknowledged move, the players resume there, wherever they reconnect), and the fence:
 a node that comes back without its lease hosts none of its former rooms."""
@@ -9,10 +11,8 @@ import asyncio
 import contextlib
 import os
 import signal
-import sqlite3
-from pathlib import Path
 
-from cluster_nodes import Node, moves_of, nodes, owners, resume_via, until
+from cluster_nodes import Node, epochs, moves_of, nodes, owners, resume_via, until
 from server_harness import free_port, player, seated_pair
 
 from protocol import messages as m
@@ -23,8 +23,9 @@ GAMES = 50
 CLOCK = m.Increment(base_ms=600_000)
 
 
-async def test_a_player_on_node_a_challenges_a_player_on_node_b(tmp_path: Path) -> None:
-    async with nodes(tmp_path / "arena.db", "a", "b") as cluster:
+async def test_a_player_on_node_a_challenges_a_player_on_node_b(any_db: str) -> None:
+    db = any_db
+    async with nodes(db, "a", "b") as cluster:
         a, b = cluster["a"], cluster["b"]
         alice = await player(a.url, "alice")
         bob = await player(b.url, "bob")
@@ -35,10 +36,10 @@ async def test_a_player_on_node_a_challenges_a_player_on_node_b(tmp_path: Path) 
         joined = await bob.request(m.AcceptChallenge(challenge=received.challenge))
         assert isinstance(joined, m.Joined) and joined.role == "o"
         accepted = await alice.expect(m.ChallengeAccepted)
-        assert accepted.room == joined.room and owners(tmp_path / "arena.db")[joined.room] == "b"
+        assert accepted.room == joined.room and owners(db)[joined.room] == "b"
         for client, cell in [(alice, 4), (bob, 0), (alice, 8)]:
             await client.request(m.Move(room=joined.room, cell=cell))
-        assert moves_of(tmp_path / "arena.db", joined.room) == [4, 0, 8]
+        assert moves_of(db, joined.room) == [4, 0, 8]
         # a player on neither node is refused as before
         carol = await player(a.url, "carol")
         try:
@@ -76,9 +77,9 @@ async def _play_until_the_kill(
 
 
 async def test_kill_9_mid_game_a_survivor_takes_every_game_over_and_the_players_resume_there(
-    tmp_path: Path,
+    any_db: str,
 ) -> None:
-    db = tmp_path / "arena.db"
+    db = any_db
     async with nodes(db, "a", "b", "c") as cluster:
         a, b, c = cluster["a"], cluster["b"], cluster["c"]
         pairs = []
@@ -114,8 +115,8 @@ async def test_kill_9_mid_game_a_survivor_takes_every_game_over_and_the_players_
             await client.close()
 
 
-async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
+async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(any_db: str) -> None:
+    db = any_db
     async with nodes(db, "a", "b") as cluster:
         a, b = cluster["a"], cluster["b"]
         alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
@@ -142,8 +143,8 @@ async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(t
         assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
 
 
-async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_rooms(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
+async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_rooms(any_db: str) -> None:
+    db = any_db
     port = free_port()
     async with nodes(db, "b") as cluster:
         b = cluster["b"]
@@ -161,8 +162,6 @@ async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_r
             assert back.rooms[room] in ("replay", "snapshot") and bob.url == b.url
             await bob.request(m.Move(room=room, cell=0))
             assert moves_of(db, room) == [4, 0] and owners(db)[room] == "b"
-            with contextlib.closing(sqlite3.connect(db)) as conn:
-                epochs = dict(conn.execute("SELECT node, epoch FROM leases"))
-            assert epochs["a"] >= 3  # first start, fenced by b, started again
+            assert epochs(db)["a"] >= 3  # first start, fenced by b, started again
         finally:
             await a.stop()
