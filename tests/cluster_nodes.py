@@ -15,6 +15,7 @@ from typing import Any
 from bots.tournament.runner import start_server
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError
+from server.storage import is_url
 
 #: Short leases so a failover takes a couple of seconds; a long grace so nobody loses on time
 #: while the test reconnects 100 players on a shared machine.
@@ -81,7 +82,7 @@ async def nodes(db: Path | str, *names: str) -> AsyncIterator[dict[str, Node]]:
 
 def query(db: Path | str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Rows of ``sql`` (``?`` placeholders) on ``db``: a SQLite file or a PostgreSQL URL."""
-    if str(db).startswith(("postgresql://", "postgres://")):
+    if is_url(str(db)):
         import psycopg
 
         from server.postgres import placeholders
