@@ -12,7 +12,9 @@ import contextlib
 import os
 import signal
 
+import pytest
 from cluster_nodes import Node, epochs, moves_of, nodes, owners, resume_via, until
+from pg_harness import PgCluster, why_not
 from server_harness import free_port, player, seated_pair
 
 from protocol import messages as m
@@ -165,3 +167,43 @@ async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_r
             assert epochs(db)["a"] >= 3  # first start, fenced by b, started again
         finally:
             await a.stop()
+
+
+async def test_postgres_down_longer_than_the_lease_every_node_keeps_its_rooms() -> None:
+    """PostgreSQL stops for longer than a lease, so every lease in it has run out when it
+    comes back. No node died: each renews its own lease and keeps its rooms (none is
+    taken over by the node that happened to reach the database first), and the games go
+    on where they were, the move made during the outage stored and acknowledged once."""
+    problem = why_not()
+    if problem is not None:
+        pytest.skip(problem)
+    pg = PgCluster()
+    try:
+        pg.start()
+        db = pg.create_db("arena")
+        async with nodes(db, "a", "b") as cluster:
+            a, b = cluster["a"], cluster["b"]
+            games = []
+            for node in (a, b):
+                x, o, room, _ = await seated_pair(
+                    node.url, f"x{node.name}", f"o{node.name}", time_control=CLOCK
+                )
+                await x.request(m.Move(room=room, cell=4))
+                games.append((x, o, room, node))
+            assert owners(db) == {games[0][2]: "a", games[1][2]: "b"}
+            await asyncio.to_thread(pg.stop)
+            waiting = [
+                asyncio.create_task(o.request(m.Move(room=room, cell=0), timeout=60))
+                for _, o, room, _ in games
+            ]
+            await asyncio.sleep(5.0)  # two and a half leases (LEASE: 2 s)
+            await asyncio.to_thread(pg.start)
+            for move in waiting:
+                assert isinstance(await move, m.Ok)
+            await asyncio.sleep(3.0)  # several beats: time for a takeover, if one were to happen
+            assert owners(db) == {games[0][2]: "a", games[1][2]: "b"}, "a live node lost its rooms"
+            for x, _, room, node in games:
+                assert isinstance(await x.request(m.Move(room=room, cell=8)), m.Ok) and x.url == node.url
+                assert moves_of(db, room) == [4, 0, 8]
+    finally:
+        pg.destroy()
