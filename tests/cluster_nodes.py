@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -66,6 +67,49 @@ class Node:
             self.kill()
             await self.process.wait()
             self.process = None
+
+
+class HostNode(Node):
+    """`ttt serve --node-id NAME` run by ``prefix`` (``ip netns exec HOST``), listening on
+    ``address``:``port`` and redirected to as ``ws://address:port``."""
+
+    def __init__(self, db: str, name: str, prefix: list[str], address: str, port: int = 8765) -> None:
+        super().__init__(db, name, port)
+        self.prefix, self.address = prefix, address
+        self._drain: asyncio.Task[None] | None = None
+
+    async def start(self) -> HostNode:
+        url = f"ws://{self.address}:{self.port}"
+        self.process = await asyncio.create_subprocess_exec(
+            *self.prefix, sys.executable, "-m", "protocol.cli", "serve",
+            "--host", self.address, "--port", str(self.port), "--public-url", url,
+            "--db", str(self.db), "--house-bots", "none", "--node-id", self.name,
+            "--grace", "120", "--log-level", "warning", *LEASE, *ROOMY,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert self.process.stderr is not None
+        lines = []
+        async with asyncio.timeout(60):
+            while True:
+                line = (await self.process.stderr.readline()).decode(errors="replace")
+                lines.append(line)
+                assert line, f"node {self.name} did not start: {''.join(lines)}"
+                if "serving on" in line:
+                    break
+        self._drain = asyncio.create_task(_drain(self.process.stderr))
+        self.url = url
+        return self
+
+    async def stop(self) -> None:
+        await super().stop()
+        if self._drain is not None:
+            self._drain.cancel()
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.readline():
+        pass
 
 
 @contextlib.asynccontextmanager

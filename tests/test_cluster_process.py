@@ -12,8 +12,9 @@ import contextlib
 import os
 import signal
 
+import netns_hosts
 import pytest
-from cluster_nodes import Node, epochs, moves_of, nodes, owners, resume_via, until
+from cluster_nodes import HostNode, Node, epochs, moves_of, nodes, owners, query, resume_via, until
 from pg_harness import PgCluster, why_not
 from server_harness import free_port, player, seated_pair
 
@@ -26,30 +27,73 @@ CLOCK = m.Increment(base_ms=600_000)
 
 
 async def test_a_player_on_node_a_challenges_a_player_on_node_b(any_db: str) -> None:
-    db = any_db
-    async with nodes(db, "a", "b") as cluster:
-        a, b = cluster["a"], cluster["b"]
-        alice = await player(a.url, "alice")
-        bob = await player(b.url, "bob")
-        sent = await alice.request(m.Challenge(opponent="bob", colour="x"))  # redirected to b, sent there
-        assert isinstance(sent, m.ChallengeSent) and alice.url == b.url
-        received = await bob.expect(m.ChallengeReceived)
-        assert received.challenger.name == "alice"
-        joined = await bob.request(m.AcceptChallenge(challenge=received.challenge))
-        assert isinstance(joined, m.Joined) and joined.role == "o"
-        accepted = await alice.expect(m.ChallengeAccepted)
-        assert accepted.room == joined.room and owners(db)[joined.room] == "b"
-        for client, cell in [(alice, 4), (bob, 0), (alice, 8)]:
-            await client.request(m.Move(room=joined.room, cell=cell))
-        assert moves_of(db, joined.room) == [4, 0, 8]
-        # a player on neither node is refused as before
-        carol = await player(a.url, "carol")
+    async with nodes(any_db, "a", "b") as cluster:
+        await _challenge_across(any_db, cluster["a"], cluster["b"])
+
+
+async def test_nodes_on_hosts_of_their_own_challenge_across_and_fail_over() -> None:
+    """Two nodes in network namespaces of their own (two hosts on a private network, each
+    with its own loopback and port 8765), PostgreSQL on a third (this process's address on
+    the bridge): the challenge across nodes, then the host of the game killed and its
+    players resumed on the other host."""
+    problem = why_not() or netns_hosts.why_not()
+    if problem is not None:
+        pytest.skip(problem)
+    with netns_hosts.hosts(2) as net:
+        pg = PgCluster(listen=net.gateway, trust=net.network)
         try:
-            await carol.request(m.Challenge(opponent="nobody"))
-        except RemoteError as exc:
-            assert exc.code == "no_such_player"
-        else:
-            raise AssertionError("challenged a player who is nowhere")
+            pg.start()
+            db = pg.create_db("arena")  # read here through 127.0.0.1; the nodes use the bridge
+            there = pg.url("arena", host=net.gateway)
+            a = HostNode(there, "a", net.command(0), net.addresses[0])
+            b = HostNode(there, "b", net.command(1), net.addresses[1])
+            try:
+                await a.start()
+                await b.start()
+                alice, bob, room = await _challenge_across(db, a, b)
+                assert {"a": a.url, "b": b.url} == dict(query(db, "SELECT node, url FROM leases")), (
+                    "each node's address on its own host"
+                )
+                b.kill()
+                for client in (alice, bob):
+                    await resume_via(client, a.url, room)
+                    assert client.url == a.url
+                assert owners(db)[room] == "a"
+                assert isinstance(await bob.request(m.Move(room=room, cell=1)), m.Ok)
+                assert moves_of(db, room) == [4, 0, 8, 1]
+            finally:
+                await a.stop()
+                await b.stop()
+        finally:
+            pg.destroy()
+
+
+async def _challenge_across(db: str, a: Node, b: Node) -> tuple[ArenaClient, ArenaClient, str]:
+    """alice on a challenges bob on b: she is sent to b, the game is hosted there and
+    played. Returns alice, bob and the room."""
+    alice = await player(a.url, "alice")
+    bob = await player(b.url, "bob")
+    sent = await alice.request(m.Challenge(opponent="bob", colour="x"))  # redirected to b, sent there
+    assert isinstance(sent, m.ChallengeSent) and alice.url == b.url
+    received = await bob.expect(m.ChallengeReceived)
+    assert received.challenger.name == "alice"
+    joined = await bob.request(m.AcceptChallenge(challenge=received.challenge))
+    assert isinstance(joined, m.Joined) and joined.role == "o"
+    accepted = await alice.expect(m.ChallengeAccepted)
+    assert accepted.room == joined.room and owners(db)[joined.room] == "b"
+    for client, cell in [(alice, 4), (bob, 0), (alice, 8)]:
+        await client.request(m.Move(room=joined.room, cell=cell))
+    assert moves_of(db, joined.room) == [4, 0, 8]
+    # a player on neither node is refused as before
+    carol = await player(a.url, "carol")
+    try:
+        await carol.request(m.Challenge(opponent="nobody"))
+    except RemoteError as exc:
+        assert exc.code == "no_such_player"
+    else:
+        raise AssertionError("challenged a player who is nowhere")
+    await carol.close()
+    return alice, bob, joined.room
 
 
 async def _play_until_the_kill(
