@@ -3,12 +3,21 @@ beside the baselines that say what those figures are worth, all in one run.
 
 Run: .venv/bin/python bench/load.py [--connections 1000] [--seconds 10] [--paced-runs 10]
      [--idle 5000] [--loop uvloop|asyncio] [--before DIR] [--postgres | --db postgresql://...]
+     [--nodes N]
 
 With ``--postgres`` (a PostgreSQL of its own, started for the run in a temporary
 folder as `tests/pg_harness.py` does; fsync and synchronous_commit on) or ``--db URL``
 (an existing database), the same server is also loaded on PostgreSQL (``arena-pg``),
 beside the one on SQLite, in the same run. Its CPU figures are the ``ttt serve``
 process's only; PostgreSQL's own processes are not counted.
+
+With ``--nodes N`` (N > 1, and PostgreSQL), N clustered nodes on one PostgreSQL database
+(``arena-pgN``: ``ttt serve --node-id n1`` ... ``nN``, leases on, so every transaction
+that writes to a room checks its owner) are loaded too, the games dealt out to the nodes
+in turn: both players of a game are on the same node (no redirect in the move path; a
+game across nodes is hosted by one node anyway, and its other player is sent there).
+Their figures are those of the whole arena: moves/s of all nodes together, every move's
+latency, CPU of every node process added up.
 
 Starts `ttt serve` as its own process (durable writes on: SQLite WAL, synchronous
 FULL, in a temporary directory) and drives it from this process with raw
@@ -157,29 +166,40 @@ def report_flat(name: str, phase: Phase) -> None:
         print("  per move: " + ", ".join(f"{k} {v:.4g}" for k, v in phase.counters.items()))
 
 
-def command(args: argparse.Namespace, tmp: str, name: str, port: int) -> tuple[list[str], str | None]:
-    """How to start the server called ``name`` on ``port``, and the source tree it runs from."""
+def command(
+    args: argparse.Namespace, tmp: str, name: str, ports: list[int]
+) -> tuple[list[list[str]], str | None]:
+    """How to start the server called ``name`` on ``ports`` (one process each: several
+    only for the nodes of ``arena-pgN``), and the source tree it runs from."""
+    port = ports[0]
     db = os.path.join(tmp, f"{name}-{port}.db")
-    if name == "arena-pg":  # a fresh database each time on our own PostgreSQL; else the one named
+    if name.startswith("arena-pg"):  # a fresh database each time on our own PostgreSQL; else the one named
         url = args.pg.create_db(f"load_{port}") if args.pg is not None else args.db
-        return arena_command(port, url, args.loop, None), None
+        if len(ports) == 1:
+            return [arena_command(port, url, args.loop, None)], None
+        return [
+            [*arena_command(p, url, args.loop, None), "--node-id", f"n{n}", "--lease", "4"]
+            for n, p in enumerate(ports, 1)
+        ], None
     if name in ("arena", "before"):
         tree = args.before if name == "before" else None
-        return arena_command(port, db, args.loop, tree), tree
+        return [arena_command(port, db, args.loop, tree)], tree
     if name == "echo":
-        return [sys.executable, "-c", ECHO_SERVER, str(port), args.loop], None
+        return [[sys.executable, "-c", ECHO_SERVER, str(port), args.loop]], None
     if name == "tutorial":
-        return [sys.executable, os.path.join(HERE, "tutorial.py"), str(port), "--loop", args.loop], None
+        return [[sys.executable, os.path.join(HERE, "tutorial.py"), str(port), "--loop", args.loop]], None
     store = "none" if name == "floor-nostore" else "full"
     return [
-        sys.executable,
-        os.path.join(HERE, "floor.py"),
-        str(port),
-        db,
-        "--loop",
-        args.loop,
-        "--store",
-        store,
+        [
+            sys.executable,
+            os.path.join(HERE, "floor.py"),
+            str(port),
+            db,
+            "--loop",
+            args.loop,
+            "--store",
+            store,
+        ]
     ], None
 
 
@@ -188,17 +208,26 @@ async def session(
 ) -> tuple[list[Phase], float | None]:
     """Start server ``name``, play at each of ``rates`` (echo: round trips flat out), then
     measure its memory per idle connection (``idle`` of them; 0: not)."""
-    port = free_port()
-    cmd, tree = command(args, tmp, name, port)
-    metrics = f"http://127.0.0.1:{port}/metrics" if name in ("arena", "arena-pg", "before") else None
-    url = f"ws://127.0.0.1:{port}"
-    async with running(cmd, port, tree) as pid:
+    ports = [free_port() for _ in range(nodes_of(args, name))]
+    cmds, tree = command(args, tmp, name, ports)
+    arena = name.startswith("arena") or name == "before"
+    metrics = [f"http://127.0.0.1:{port}/metrics" for port in ports] if arena else None
+    urls = [f"ws://127.0.0.1:{port}" for port in ports]
+    async with contextlib.AsyncExitStack() as stack:
+        started = [running(c, p, tree) for c, p in zip(cmds, ports, strict=True)]
+        pids = [await stack.enter_async_context(each) for each in started]
         if name == "echo":
-            phases = [await echo(url, pid, args.connections, rates[0][1])]
+            phases = [await echo(urls[0], pids[0], args.connections, rates[0][1])]
         else:
-            phases = await play(url, pid, args.connections, args.variant, args.cells, rates, metrics)
-        per_idle = await idle_memory(url, pid, idle) if idle else None
+            names = f"p{ports[0]}x"  # unique in a database (--db) that several sessions share
+            phases = await play(urls, pids, args.connections, args.variant, args.cells, rates, metrics, names)
+        per_idle = await idle_memory(urls[0], pids[0], idle, f"i{ports[0]}x") if idle else None
     return phases, per_idle
+
+
+def nodes_of(args: argparse.Namespace, name: str) -> int:
+    """How many processes the server called ``name`` is."""
+    return args.nodes if name == f"arena-pg{args.nodes}" else 1
 
 
 def report_paced(name: str, target: float, paced: list[Phase]) -> None:
@@ -240,11 +269,20 @@ async def main() -> None:
         "--db", metavar="URL", help="also load the server on this PostgreSQL database (arena-pg)"
     )
     parser.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        help="also load this many clustered nodes on one PostgreSQL database (arena-pgN; "
+        "needs --postgres or --db)",
+    )
+    parser.add_argument(
         "--baselines",
         default="floor,tutorial,echo",
         help="which baselines (floor,floor-nostore,tutorial,echo)",
     )
     args = parser.parse_args()
+    if args.nodes < 1 or (args.nodes > 1 and not (args.postgres or args.db)):
+        parser.error("--nodes N: N >= 1, and N > 1 needs --postgres or --db")
     args.pg = None
     if args.postgres:
         sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
@@ -271,7 +309,8 @@ async def measure(args: argparse.Namespace) -> None:
         f"{'; PostgreSQL fsync on, synchronous_commit on' if args.pg or args.db else ''}; cores "
         f"{os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start"
     )
-    servers = ["arena", *(["arena-pg"] if args.pg or args.db else []), *(["before"] if args.before else [])]
+    pg = ["arena-pg", *([f"arena-pg{args.nodes}"] if args.nodes > 1 else [])] if args.pg or args.db else []
+    servers = ["arena", *pg, *(["before"] if args.before else [])]
     bases = [b for b in args.baselines.split(",") if b]
     flat: dict[str, list[Phase]] = {name: [] for name in servers + bases}
     with tempfile.TemporaryDirectory() as tmp:
@@ -301,18 +340,26 @@ async def measure(args: argparse.Namespace) -> None:
     print(f"medians of {args.rounds} flat-out rounds:")
     for name, phases in flat.items():
         print(
-            f"  {name}: {statistics.median(p.rate for p in phases):.0f} moves/s, server CPU "
+            f"  {name}: {statistics.median(p.rate for p in phases):.0f} moves/s, move-to-broadcast p99 "
+            f"{statistics.median(pct(p.latencies, 99) for p in phases) * 1000:.1f} ms, server CPU "
             f"{us(statistics.median(p.server_cpu for p in phases))}/move"
         )
-    if "arena-pg" in flat:
-        pg, lite = flat["arena-pg"], flat["arena"]
-        rate = [a.rate / b.rate for a, b in zip(pg, lite, strict=True)]
-        p99 = [pct(a.latencies, 99) / pct(b.latencies, 99) for a, b in zip(pg, lite, strict=True)]
-        print(
-            f"  arena-pg / arena (PostgreSQL / SQLite, one node): flat-out moves/s "
-            f"{' '.join(f'{x:.2f}' for x in rate)} -> {statistics.median(rate):.2f}x; move-to-broadcast "
-            f"p99 {' '.join(f'{x:.2f}' for x in p99)} -> {statistics.median(p99):.2f}x"
-        )
+    several = f"arena-pg{args.nodes}"
+    compared = [
+        ("arena-pg", "arena", "PostgreSQL / SQLite, one node each"),
+        (several, "arena-pg", f"{args.nodes} nodes / 1 node, both on PostgreSQL"),
+        (several, "arena", f"{args.nodes} nodes on PostgreSQL / 1 node on SQLite"),
+    ]
+    for top, bottom, what in compared:
+        if top in flat and bottom in flat:
+            pairs = list(zip(flat[top], flat[bottom], strict=True))
+            rate = [a.rate / b.rate for a, b in pairs]
+            p99 = [pct(a.latencies, 99) / pct(b.latencies, 99) for a, b in pairs]
+            print(
+                f"  {top} / {bottom} ({what}): flat-out moves/s "
+                f"{' '.join(f'{x:.2f}' for x in rate)} -> {statistics.median(rate):.2f}x; move-to-broadcast "
+                f"p99 {' '.join(f'{x:.2f}' for x in p99)} -> {statistics.median(p99):.2f}x"
+            )
     print("ratios (same run; each round's ratio, then their median):")
     for name in servers:
         for base in bases:

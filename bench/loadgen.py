@@ -256,6 +256,15 @@ def scrape(url: str | None) -> dict[str, float]:
     return figures
 
 
+def scrape_all(urls: list[str]) -> dict[str, float]:
+    """The counters of several nodes, added up."""
+    total: dict[str, float] = {}
+    for url in urls:
+        for name, value in scrape(url).items():
+            total[name] = total.get(name, 0.0) + value
+    return total
+
+
 @dataclass
 class Phase:
     """One phase's figures: moves/s, latencies, and CPU seconds per move of each side."""
@@ -272,7 +281,8 @@ class Phase:
 
 
 class Window:
-    """Counts what a server and the clients spend between `__init__` and `end`."""
+    """Counts what the server processes (one, or every node) and the clients spend
+    between `__init__` and `end`."""
 
     COUNTERS = (
         ("ttt_store_batches_total", "store transactions"),
@@ -281,18 +291,26 @@ class Window:
         ("ttt_frames_total", "frames received"),
     )
 
-    def __init__(self, pid: int, metrics: str | None) -> None:
-        self.pid, self.metrics = pid, metrics
-        self.figures = scrape(metrics)
+    def __init__(self, pid: int | list[int], metrics: str | list[str] | None) -> None:
+        self.pids = pid if isinstance(pid, list) else [pid]
+        self.metrics = metrics if isinstance(metrics, list) else [] if metrics is None else [metrics]
+        self.figures = scrape_all(self.metrics)
         self.t0 = time.perf_counter()
-        self.server = cpu_seconds(pid)
-        self.threads = thread_cpu(pid)
+        self.server = self._cpu()
+        self.threads = self._threads()
         self.client = own_cpu_seconds()
+
+    def _cpu(self) -> float:
+        return sum(cpu_seconds(pid) for pid in self.pids)
+
+    def _threads(self) -> tuple[float, float]:
+        each = [thread_cpu(pid) for pid in self.pids]
+        return sum(t[0] for t in each), sum(t[1] for t in each)
 
     def end(self, count: int, latencies: list[float]) -> Phase:
         elapsed = time.perf_counter() - self.t0
-        server, client, threads = cpu_seconds(self.pid), own_cpu_seconds(), thread_cpu(self.pid)
-        figures = scrape(self.metrics)
+        server, client, threads = self._cpu(), own_cpu_seconds(), self._threads()
+        figures = scrape_all(self.metrics)
         count = max(count, 1)
         counters = {
             label: (figures[key] - self.figures.get(key, 0.0)) / count
@@ -311,17 +329,30 @@ class Window:
 
 
 async def play(
-    url: str,
-    pid: int,
+    url: str | list[str],
+    pid: int | list[int],
     connections: int,
     variant: str,
     cells: int,
     rates: list[tuple[float, float]],
-    metrics: str | None = None,
+    metrics: str | list[str] | None = None,
+    names: str = "b",
 ) -> list[Phase]:
-    """Moves/s and latencies at each (moves/s in all, seconds) of ``rates`` (0: flat out)."""
-    sockets = await open_many(url, connections)
-    await asyncio.gather(*(hello(ws, f"b{i}") for i, ws in enumerate(sockets)))
+    """Moves/s and latencies at each (moves/s in all, seconds) of ``rates`` (0: flat out).
+
+    With several ``url`` (nodes of one arena), the games are dealt out to the nodes in
+    turn, both players of a game on the same node (so no game is redirected); players
+    are called ``names`` + a number (unique in a database several runs share)."""
+    urls = url if isinstance(url, list) else [url]
+    pairs = connections // 2
+    share = [pairs // len(urls) + (1 if n < pairs % len(urls) else 0) for n in range(len(urls))]
+    opened = await asyncio.gather(*(open_many(u, 2 * k) for u, k in zip(urls, share, strict=True)))
+    # game g's two players on node g % len(urls), in the order the games are made
+    sockets = []
+    for g in range(pairs):
+        node = opened[g % len(urls)]
+        sockets += [node.pop(0), node.pop(0)]
+    await asyncio.gather(*(hello(ws, f"{names}{i}") for i, ws in enumerate(sockets)))
     rng = random.Random(1)
     games = []
     for i in range(0, connections - 1, 2):
@@ -398,11 +429,11 @@ async def echo(url: str, pid: int, connections: int, seconds: float) -> Phase:
     return phase
 
 
-async def idle_memory(url: str, pid: int, count: int) -> float:
+async def idle_memory(url: str, pid: int, count: int, names: str = "idle") -> float:
     """Bytes of resident memory the server gains per connection open with hello said."""
     before = rss_kib(pid)
     sockets = await open_many(url, count)
-    await asyncio.gather(*(hello(ws, f"idle{i}") for i, ws in enumerate(sockets)))
+    await asyncio.gather(*(hello(ws, f"{names}{i}") for i, ws in enumerate(sockets)))
     await asyncio.sleep(1.0)
     after = rss_kib(pid)
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)

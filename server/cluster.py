@@ -6,10 +6,12 @@ node's lease) in the table ``room_owners``; `Cluster`:
 - registers this node at start (a new epoch: whatever an earlier run of it still owned
   is orphaned and taken over, by this node or another), then renews the lease every
   ``lease_renew`` seconds, in a worker thread on the store's connection;
-- on the same beat takes over rooms whose owner's lease ran out (`Store.orphan_rooms`,
-  `Store.adopt_rooms`): loads them from the database with their players (clocks as
-  stored after the last move, both seats away with a fresh grace period, as at a
-  restart) and hosts them from then on;
+- on the same beat tells the feed's presence which nodes hold a live lease (the
+  database's word beats the broker's: `server.feed.presence`), and takes over rooms
+  whose owner's lease ran out (`Store.orphan_rooms`, `Store.adopt_rooms`; not for a
+  lease after the database could not be reached, `Lease.may_adopt`): loads them from
+  the database with their players (clocks as stored after the last move, both seats
+  away with a fresh grace period, as at a restart) and hosts them from then on;
 - before a request naming a room it does not host (or challenging a player who is not
   online here) is decided, reads who hosts it, so the arena can redirect the client
   (`Arena.hosts`, `Arena.player_hosts`);
@@ -45,6 +47,8 @@ class Host(Protocol):
     store: Store
     arena: Arena
     conns: dict[int, Any]
+    #: The MQTT feed (`server.feed.bridge.Feed`), or None.
+    feed: Any
 
     @property
     def url(self) -> str: ...
@@ -116,15 +120,26 @@ class Cluster:
                 self.store.lease_renew, self.node, epoch, self.server.url, self.lease.expires_ms(time.time())
             )
         except Exception as exc:
-            log.warning("renewing the lease failed: %s", exc)
+            if not self.lease.failures:  # once per outage, not at every retry
+                log.warning("renewing the lease failed: %s (retrying every %g s)", exc, RETRY)
             ok = None
+        failures = self.lease.failures
         verdict = self.lease.renewed(ok, loop.time())
         if verdict is Verdict.LOST:
             log.error("node %s lost its lease (epoch %d): dropping its rooms", self.node, epoch)
             self.drop(list(self.server.arena.rooms), "this node lost its lease")
             await self._reregister()
         elif verdict is Verdict.HELD:
-            await self.adopt()
+            if failures:
+                log.warning(
+                    "node %s renewed its lease after %d failed tries; it takes no room over for %g s",
+                    self.node,
+                    failures,
+                    self.lease.rules.duration,
+                )
+            await self.vouch()
+            if self.lease.may_adopt(loop.time()):
+                await self.adopt()
 
     async def _reregister(self) -> None:
         loop = asyncio.get_running_loop()
@@ -133,7 +148,8 @@ class Cluster:
                 self.store.lease_register, self.node, self.server.url, self.lease.expires_ms(time.time())
             )
         except Exception as exc:
-            log.warning("registering the lease failed: %s", exc)
+            if not self.lease.failures:
+                log.warning("registering the lease failed: %s (retrying every %g s)", exc, RETRY)
             self.lease.renewed(None, loop.time())
             return
         self.lease.registered(epoch, loop.time())
@@ -144,6 +160,21 @@ class Cluster:
         if self.lease.epoch is not None:
             with contextlib.suppress(Exception):
                 self.store.lease_release(self.node, self.lease.epoch)
+
+    async def vouch(self) -> None:
+        """Tell the feed's presence (if any) which other nodes hold a live lease: the
+        database, not the broker, says they are alive (`server.feed.presence`)."""
+        remote = getattr(self.server.feed, "remote", None)
+        if remote is None:
+            return
+        try:
+            wall = time.time()
+            rows = await asyncio.to_thread(self.store.live_leases, int(wall * 1000))
+        except Exception as exc:
+            log.debug("reading the leases failed: %s", exc)
+            return
+        now = self.server.now()
+        remote.presence.leased({n: now + (e / 1000 - wall) for n, e in rows if n != self.node})
 
     # --- taking rooms over ----------------------------------------------------------------
 

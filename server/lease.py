@@ -63,15 +63,23 @@ class Lease:
         self.renewed_at: float | None = None
         #: Renewals that failed in a row.
         self.failures = 0
+        #: Not before this time (monotonic) may the node take rooms over: see `may_adopt`.
+        self.adopt_from = 0.0
 
     def expires_ms(self, wall: float) -> int:
         """The expiry to write when renewing at wall-clock time ``wall``."""
         return int((wall + self.rules.duration) * 1000)
 
     def registered(self, epoch: int, now: float) -> None:
+        self._back(now)
         self.epoch = epoch
         self.renewed_at = now
         self.failures = 0
+
+    def _back(self, now: float) -> None:
+        """The database answers again after ``failures`` failed tries: wait a lease."""
+        if self.failures:
+            self.adopt_from = now + self.rules.duration
 
     def due(self, now: float) -> float:
         """When to renew next."""
@@ -89,9 +97,19 @@ class Lease:
             self.epoch = None
             self.renewed_at = None
             return Verdict.LOST
+        self._back(now)
         self.renewed_at = now
         self.failures = 0
         return Verdict.HELD
+
+    def may_adopt(self, now: float) -> bool:
+        """Whether the node may take orphaned rooms over at ``now``: not for ``duration``
+        after its renewals failed. When the database was down (or out of reach) for
+        longer than a lease, every lease in it has run out when it comes back, the live
+        ones too; the first node to get through must not take the others' rooms, so it
+        gives them one lease to renew theirs. A node that is really dead is taken over
+        after that wait."""
+        return now >= self.adopt_from
 
     def held(self, now: float) -> bool:
         """Whether the lease is surely still ours at ``now`` (renewed less than ``duration``

@@ -601,6 +601,13 @@ class Store:
             ).rowcount
             return bool(renewed == 1)
 
+    def live_leases(self, now_ms: int) -> list[tuple[str, int]]:
+        """(node, expires) of every lease live at ``now_ms`` (a read: never waits for the writer)."""
+        return [
+            (str(n), int(e))
+            for n, e in self.read("SELECT node, expires FROM leases WHERE expires >= ?", (now_ms,))
+        ]
+
     def lease_release(self, node: str, epoch: int) -> None:
         """A clean exit: the lease ends now, so another node takes the rooms over at once."""
         with self.transaction() as cur:

@@ -64,7 +64,9 @@ class PgCluster:
     """One PostgreSQL server in a folder of its own. ``start``, ``stop`` (and start again),
     ``destroy`` at the end. ``durable=False`` turns fsync off (tests); the benchmark keeps it."""
 
-    def __init__(self, durable: bool = False) -> None:
+    def __init__(self, durable: bool = False, listen: str = "", trust: str = "") -> None:
+        """``listen``: another address to listen on besides 127.0.0.1; ``trust``: a network
+        (``10.1.2.0/24``) whose clients may connect without a password."""
         problem = why_not()
         if problem is not None:
             raise RuntimeError(problem)
@@ -77,6 +79,10 @@ class PgCluster:
             entry = pwd.getpwnam(USER)
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._run("initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.listen = "127.0.0.1" + (f",{listen}" if listen else "")
+        if trust:
+            with open(self.data / "pg_hba.conf", "a") as hba:
+                hba.write(f"host all all {trust} trust\n")
 
     def _run(self, tool: str, *args: str) -> None:
         assert self.bin is not None
@@ -88,16 +94,17 @@ class PgCluster:
             raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stdout}{done.stderr}")
 
     def start(self) -> None:
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200 " + (
-            "" if self.durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        options = (
+            f"-p {self.port} -k {self.dir} -c listen_addresses={self.listen} -c max_connections=200 "
+            + ("" if self.durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
         )
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "start")
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
-    def url(self, db: str = "postgres") -> str:
-        return f"postgresql://{USER}@127.0.0.1:{self.port}/{db}"
+    def url(self, db: str = "postgres", host: str = "127.0.0.1") -> str:
+        return f"postgresql://{USER}@{host}:{self.port}/{db}"
 
     def create_db(self, name: str | None = None) -> str:
         """A new, empty database; its URL."""

@@ -1,6 +1,7 @@
 """Two clustered nodes on a real Mosquitto: the MQTT last will is a hint, the lease table is
 the proof. A node marked offline on the feed while its lease is live keeps its rooms: no
-other node takes them over, and requests for them are still sent to it."""
+other node takes them over, and requests for them are still sent to it (on a SQLite file the
+nodes share, then on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
         yield b
 
 
-async def start_node(tmp_path: Path, broker: Broker, node: str) -> ArenaServer:
-    config = ServerConfig(host="127.0.0.1", port=0, db=str(tmp_path / "arena.db"), node_id=node, **STILL)
+async def start_node(db: str, broker: Broker, node: str) -> ArenaServer:
+    config = ServerConfig(host="127.0.0.1", port=0, db=db, node_id=node, **STILL)
     server = ArenaServer(config)
     server.feed = await start_feed(server, server.bus, broker.url, node)
     server.feed.backoff = Backoff(0.05, 0.5)
@@ -40,10 +41,10 @@ async def start_node(tmp_path: Path, broker: Broker, node: str) -> ArenaServer:
 
 
 async def test_a_node_marked_offline_by_a_will_keeps_its_rooms_while_its_lease_lives(
-    tmp_path: Path, broker: Broker
+    any_db: str, broker: Broker
 ) -> None:
-    a = await start_node(tmp_path, broker, "a")
-    b = await start_node(tmp_path, broker, "b")
+    a = await start_node(any_db, broker, "a")
+    b = await start_node(any_db, broker, "b")
     try:
         ann = await player(a.url, "ann")
         joined = await ann.request(m.CreateRoom(seat="x"))

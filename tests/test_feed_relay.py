@@ -321,6 +321,25 @@ def test_a_will_is_only_a_hint() -> None:
     assert view.presence.wills == 3 and view.presence.expired == 2
 
 
+def test_a_node_whose_lease_is_live_is_not_removed_for_a_will_or_silence() -> None:
+    """The broker stops and sends A's will, and B notices its own link dropped only later
+    (a busy process): A's live lease in the database keeps it listed; a node that really
+    died goes once its lease has run out too."""
+    view, told = listed_view()
+    online(view, now=4.0)
+    view.presence.leased({"A": 12.0})  # from B's last beat: A's lease runs to 12.0
+    online(view, OFFLINE_A, now=4.5, will=True)
+    assert view.tick(11.9) == [], "the will and the silence are past a heartbeat: the lease holds"
+    view.presence.leased({"A": 13.0})
+    assert view.tick(12.5) == []
+    view.presence.leased({})  # A's lease ran out (no renewal): it is dead
+    assert view.tick(13.9) == [], "two heartbeats since its last (at 4.0) are not over yet"
+    assert view.tick(14.1) == ["A"] and ("ra1", None) in told
+    online(view, now=20.0)  # back, with a new lease; its heartbeats rule again
+    view.presence.leased({"A": 25.0})
+    assert view.tick(39.9) == [] and view.tick(40.1) == ["A"], "a lease does not outlive itself"
+
+
 def test_a_goodbye_removes_the_node_at_once_a_retained_offline_does_not() -> None:
     view, _ = listed_view()
     online(view, OFFLINE_A, now=1.0, retained=True)  # old news, e.g. on resubscribing

@@ -38,7 +38,7 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 @asynccontextmanager
 async def serve(
-    url: str, node: str, db: Path, *extra: str, bots: str = "none"
+    url: str, node: str, db: Path | str, *extra: str, bots: str = "none"
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
     """A ``ttt serve`` process on a free port; yields it and its WebSocket URL."""
     proc = await asyncio.create_subprocess_exec(
@@ -80,6 +80,9 @@ async def until_lobby(client: ArenaClient, predicate: Callable[[set[str]], bool]
 async def test_two_serve_processes_share_a_lobby_and_a_killed_node_leaves_it(
     broker: Broker, tmp_path: Path
 ) -> None:
+    """a is killed: it leaves b's view once its heartbeats *and* its lease have run out (the
+    lease in the shared database is the proof it was alive), and its room, taken over by b,
+    stays in the lobby, now hosted by b."""
     db = tmp_path / "arena.db"
     async with (
         serve(broker.url, "a", db, *QUICK) as (node_a, url_a),
@@ -91,8 +94,24 @@ async def test_two_serve_processes_share_a_lobby_and_a_killed_node_leaves_it(
             joined = await ann.request(m.CreateRoom(variant="4x4k4", seat="x"))
             assert isinstance(joined, m.Joined)
             await until_lobby(carl, lambda rooms: joined.room in rooms)
+            assert (await asyncio.to_thread(scrape, url_b))[0]["ttt_feed_nodes"] == 1
             os.kill(node_a.pid, signal.SIGKILL)  # no goodbye: a's will, then its silence
-            await until_lobby(carl, lambda rooms: joined.room not in rooms)
+
+            async def hosts() -> dict[str, str | None]:
+                snapshot = await carl.request(m.LobbySubscribe())
+                assert isinstance(snapshot, m.LobbySnapshot)
+                return {r.id: r.node for r in snapshot.rooms}
+
+            deadline = time.monotonic() + 20
+            while (await hosts()).get(joined.room) != "b":
+                assert time.monotonic() < deadline, f"b never listed a's room as its own: {await hosts()}"
+                await asyncio.sleep(0.1)
+            while (figures := (await asyncio.to_thread(scrape, url_b))[0])["ttt_feed_nodes"] != 0:
+                assert time.monotonic() < deadline, "b still lists the killed a"
+                await asyncio.sleep(0.1)
+            assert figures["ttt_feed_nodes_expired_total"] == 1
+            seated = await carl.request(m.Join(room=joined.room))
+            assert isinstance(seated, m.Joined) and carl.url == url_b, "played on b, no redirect"
         finally:
             await carl.close()
             await ann.close()
@@ -158,11 +177,12 @@ def live_presence(sub: Subscriber, node: str) -> list[dict[str, object]]:
     return [r.payload for r in sub.on(f"ttt/v1/nodes/{node}") if not r.retained and r.payload]
 
 
-async def test_broker_stopped_for_20_s_drops_no_live_node(broker: Broker, tmp_path: Path) -> None:
+async def test_broker_stopped_for_20_s_drops_no_live_node(broker: Broker, any_db: str) -> None:
     """Mosquitto stopping sends every node's last will; the nodes stay listed in each other's
     lobby through 20 s without a broker (ten presence timeouts), and after the broker restarts
-    (empty, same port) they hear each other again and the feed carries new rooms."""
-    db = tmp_path / "arena.db"
+    (empty, same port) they hear each other again and the feed carries new rooms. On one
+    SQLite file, then with the nodes on PostgreSQL (as on several hosts)."""
+    db = any_db
     async with (
         serve(broker.url, "a", db, *QUICK) as (_, url_a),
         serve(broker.url, "b", db, *QUICK) as (_, url_b),

@@ -39,6 +39,27 @@ def test_lease_rhythm_and_verdicts() -> None:
     assert lease.epoch is None and not lease.held(12.6)
 
 
+def test_after_the_database_was_unreachable_a_node_waits_a_lease_before_taking_rooms_over() -> None:
+    """Every lease has run out when a database down for longer than a lease comes back: the
+    first node to renew must leave the others a lease's time to renew theirs."""
+    lease = Lease("a", LeaseRules(duration=4.0, renew_every=1.0))
+    lease.registered(1, 10.0)
+    assert lease.may_adopt(10.0), "a node just started takes dead nodes' rooms at once"
+    assert lease.renewed(True, 11.0) is Verdict.HELD and lease.may_adopt(11.0)
+    for t in (12.0, 12.25, 18.0):
+        assert lease.renewed(None, t) is Verdict.UNKNOWN
+    assert lease.renewed(True, 18.5) is Verdict.HELD
+    assert not lease.may_adopt(18.5) and not lease.may_adopt(22.4) and lease.may_adopt(22.5)
+    assert lease.renewed(True, 19.5) is Verdict.HELD and not lease.may_adopt(19.5), "the wait is kept"
+    # registering again after failed tries waits too; a lost lease registered at once does not
+    assert lease.renewed(None, 30.0) is Verdict.UNKNOWN
+    lease.registered(2, 31.0)
+    assert not lease.may_adopt(31.0) and lease.may_adopt(35.0)
+    assert lease.renewed(False, 40.0) is Verdict.LOST
+    lease.registered(3, 40.0)
+    assert lease.may_adopt(40.0)
+
+
 def test_each_start_is_a_new_epoch_and_renewing_an_old_one_fails(any_db: str) -> None:
     store = open_store(any_db)
     assert store.lease_register("a", "ws://a", NOW + 4000) == 1

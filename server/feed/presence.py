@@ -21,6 +21,14 @@ A node is listed while it has been heard within ``timeout``. What is *not* proof
 
 Only a node's own goodbye (a live ``offline`` that is not a will: a clean exit) removes it
 at once.
+
+What *is* proof besides a heartbeat: with leases (``--node-id``, one shared database), a
+node whose lease the database holds live (`leased`, told by `server.cluster` on each of
+its beats) is not removed for silence or a will until that lease runs out. The broker's
+timing then matters no more: when the broker stops, a will can come more than a
+heartbeat before this node notices that its own link dropped (a busy process), and the
+lease keeps the node listed meanwhile. A node killed is removed once both its heartbeats
+and its lease have run out.
 """
 
 from __future__ import annotations
@@ -51,6 +59,8 @@ class Presence:
     _heard: dict[str, float] = field(default_factory=dict)
     #: node -> when its will came (after its last heartbeat).
     _suspect: dict[str, float] = field(default_factory=dict)
+    #: node -> until when its lease in the database is live (this clock's time).
+    _leased: dict[str, float] = field(default_factory=dict)
 
     def listed(self, node: str) -> bool:
         return node in self._heard
@@ -92,13 +102,20 @@ class Presence:
     def link_down(self) -> None:
         self.linked = False
 
+    def leased(self, until: dict[str, float]) -> None:
+        """The nodes whose lease the database holds live, each with the time (this clock's)
+        it runs out at; replaces what was told before."""
+        self._leased = dict(until)
+
     def due(self, node: str) -> float:
         """When ``node`` is gone unless heard before (only while linked)."""
         heard = self._heard[node]
         will = self._suspect.get(node)
         if will is None:
-            return heard + self.timeout
-        return min(heard + self.timeout, max(heard + 2 * self.heartbeat, will + self.heartbeat))
+            due = heard + self.timeout
+        else:
+            due = min(heard + self.timeout, max(heard + 2 * self.heartbeat, will + self.heartbeat))
+        return max(due, self._leased.get(node, due))
 
     def gone(self, now: float) -> list[str]:
         """The nodes silent for too long, now removed; none while this node's link is down."""
