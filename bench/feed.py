@@ -33,6 +33,7 @@ WINDOW = 100
 #: Seconds a run may take before the bench gives up (it never hangs).
 TIMEOUT = 300.0
 
+
 def moved(seq: int) -> dict[str, object]:
     return {
         "type": "moved",

@@ -40,6 +40,13 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: How many fours of its own the side to move may play in the VCF probe made one ply
+#: above the horizon.
+_PROBE_DEPTH = 6
+#: Table entry kinds: an exact score, a lower or an upper bound.
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+#: Entries kept before the table is cleared.
+_TABLE_LIMIT = 400_000
 
 
 class _OutOfTime(Exception):
@@ -69,6 +76,9 @@ class GomokuStrategy:
         self._lines: Lines | None = None
         self._refuted_vcf: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self._vct_until = (0.0, 0)
+        #: Alpha-beta results by position (hash and side to move): depth searched, score
+        #: (mate scores counted from that position), kind of bound, best move.
+        self._table: dict[int, tuple[int, int, int, int]] = {}
 
     def refusal(self, variant: str) -> str | None:
         """Why this strategy does not play ``variant``, or None when it does."""
@@ -112,6 +122,7 @@ class GomokuStrategy:
         if len(moves) == 1:
             return moves[0], "search"
         self._refuted_vcf = ({}, {})
+        self._table = {}
         try:
             found = self._vcf(side, _VCF_DEPTH)
             if found is not None:
@@ -142,7 +153,7 @@ class GomokuStrategy:
     def _ordered(self, moves: list[Cell], side: int) -> list[Cell]:
         """Moves by what they gain for ``side`` plus what they deny the other side."""
         assert self._lines is not None
-        return sorted(moves, key=self._lines.total.__getitem__, reverse=True)
+        return sorted(moves, key=self._lines.packed.__getitem__, reverse=True)
 
     # --- threats --------------------------------------------------------------------
 
@@ -166,6 +177,7 @@ class GomokuStrategy:
                 if len(wins) >= 2:
                     return c
                 (block,) = wins
+                self._tick()  # the position after the block: entered too
                 lines.place(block, other)
                 try:
                     if not lines.fours[other] and self._vcf(side, depth - 1) is not None:
@@ -339,6 +351,19 @@ class GomokuStrategy:
         other = 1 - side
         if lines.fours[side]:
             return WIN - ply
+        key = lines.hash * 2 + side
+        entry = self._table.get(key)
+        first = -1
+        if entry is not None:
+            got, score, kind, first = entry
+            if got >= depth:
+                if score >= MATE:
+                    score -= ply
+                elif score <= -MATE:
+                    score += ply
+                if kind == _EXACT or (score >= beta if kind == _LOWER else score <= alpha):
+                    return score
+        entered = depth
         if lines.fours[other]:
             threats = lines.wins(other)
             if len(threats) >= 2:
@@ -346,33 +371,66 @@ class GomokuStrategy:
             moves = list(threats)
         elif depth <= 0:
             return lines.score[side] - lines.score[other]
+        elif depth == 1:
+            return self._frontier(side, alpha, beta, ply)
         else:
             moves = self._ordered(lines.candidates(), side)[: _WIDTHS[min(ply, len(_WIDTHS)) - 1]]
+            if first >= 0 and lines.stone[first] < 0:
+                if first in moves:
+                    moves.remove(first)
+                moves.insert(0, first)
             depth -= 1
         if not moves:
             return 0
-        best = -WIN - 1
-        if depth == 0 and not lines.fours[other]:
-            # The children are leaves: one that makes no four leaves no threat on the
-            # board, so its static score is this position's plus the move's gain; it
-            # is scored (and counted) without making the move.
-            fours = lines.four_moves(side)
-            here = lines.score[side] - lines.score[other]
-            gain = lines.gain
-            for m in moves:
-                if m in fours:
-                    continue
-                self.nodes += 1
-                score = here + gain(side, m)
-                if score > best:
-                    best = score
-                    if best >= beta:
-                        return best
-            moves = [m for m in moves if m in fours]
+        best, best_move = -WIN - 1, moves[0]
         for m in moves:
             lines.place(m, side)
             try:
                 score = -self._search(other, depth, -beta, -max(alpha, best), ply + 1)
+            finally:
+                lines.take(m)
+            if score > best:
+                best, best_move = score, m
+                if best >= beta:
+                    break
+        kind = _LOWER if best >= beta else _UPPER if best <= alpha else _EXACT
+        stored = best + ply if best >= MATE else best - ply if best <= -MATE else best
+        if len(self._table) > _TABLE_LIMIT:
+            self._table.clear()
+        self._table[key] = (entered, stored, kind, best_move)
+        return best
+
+    def _frontier(self, side: int, alpha: int, beta: int, ply: int) -> int:
+        """One ply above the horizon, ``side`` to move and facing no four: a win by
+        fours (a VCF probe) if it has one; else the best child over every cell near
+        stones. A child that makes no four leaves no threat on the board, so its static
+        score is this position's plus the move's gain: it is scored (and counted)
+        without making the move. A four is made, so the forced block is seen."""
+        lines = self._lines
+        assert lines is not None
+        other = 1 - side
+        fours = lines.four_moves(side) if lines.threes[side] else set()
+        if fours and self._vcf(side, _PROBE_DEPTH) is not None:
+            return WIN - ply - 2
+        here = lines.score[side] - lines.score[other]
+        gain = lines.gain
+        best = -WIN - 1
+        moves = lines.candidates()
+        if not moves:
+            return 0
+        for m in moves:
+            if m in fours:
+                continue
+            self.nodes += 1
+            score = here + gain(side, m)
+            if score > best:
+                best = score
+                if best >= beta:
+                    return best
+        for m in sorted(fours):
+            lines.place(m, side)
+            try:
+                score = -self._search(other, 0, -beta, -max(alpha, best), ply + 1)
             finally:
                 lines.take(m)
             if score > best:
