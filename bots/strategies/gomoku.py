@@ -43,6 +43,8 @@ _VCT_DEPTH = 3
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
+#: Quiet moves tried against the other side's win by fours one ply above the horizon.
+_GUARDS = 6
 #: Table entry kinds: an exact score, a lower or an upper bound.
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 #: Entries kept before the table is cleared.
@@ -67,10 +69,13 @@ class GomokuStrategy:
         self.think_ms = think_ms
         self.nodes_budget = nodes_budget
         self.nodes = 0
+        #: Of `nodes`, the leaves scored from their parent's gains without making the move.
+        self.scored = 0
         #: How the last move was found: win, block, vcf, vct, defence or search.
         self.reason = ""
-        #: Deepest alpha-beta iteration the last `choose` completed.
+        #: Deepest alpha-beta iteration the last `choose` completed, and its score.
         self.reached = 0
+        self.value = 0
         self._deadline = 0.0
         self._limit = 0
         self._lines: Lines | None = None
@@ -103,6 +108,7 @@ class GomokuStrategy:
                 lines.place(c, 1)
         side = int(state.to_move)
         self.nodes = 0
+        self.scored = 0
         self.reached = 0
         self._deadline = time.perf_counter() + self.think_ms / 1000
         self._limit = self.nodes_budget or (1 << 62)
@@ -322,7 +328,7 @@ class GomokuStrategy:
                 score, move = self._root(side, moves, depth)
             except _OutOfTime:
                 break
-            best, self.reached = move, depth
+            best, self.reached, self.value = move, depth, score
             moves.remove(move)
             moves.insert(0, move)
             if abs(score) >= MATE:
@@ -405,7 +411,11 @@ class GomokuStrategy:
         fours (a VCF probe) if it has one; else the best child over every cell near
         stones. A child that makes no four leaves no threat on the board, so its static
         score is this position's plus the move's gain: it is scored (and counted)
-        without making the move. A four is made, so the forced block is seen."""
+        without making the move. A four is made, so the forced block is seen.
+
+        If the other side would win by fours were it to move, a quiet child counts only
+        if it stops that: the best few by gain are made and probed, the first that
+        stops it is the value (none: a loss)."""
         lines = self._lines
         assert lines is not None
         other = 1 - side
@@ -418,10 +428,25 @@ class GomokuStrategy:
         moves = lines.candidates()
         if not moves:
             return 0
+        if lines.threes[other] and self._vcf(other, _PROBE_DEPTH) is not None:
+            quiet = sorted((m for m in moves if m not in fours), key=lambda m: gain(side, m), reverse=True)
+            best = -(WIN - ply - 3)
+            for m in quiet[:_GUARDS]:
+                self._tick()
+                lines.place(m, side)
+                try:
+                    stops = self._vcf(other, _PROBE_DEPTH) is None
+                finally:
+                    lines.take(m)
+                if stops:
+                    best = here + gain(side, m)
+                    break
+            moves = []
         for m in moves:
             if m in fours:
                 continue
             self.nodes += 1
+            self.scored += 1
             score = here + gain(side, m)
             if score > best:
                 best = score
