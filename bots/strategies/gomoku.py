@@ -47,7 +47,7 @@ _PROBE_DEPTH = 6
 _GUARDS = 6
 #: Table entry kinds: an exact score, a lower or an upper bound.
 _EXACT, _LOWER, _UPPER = 0, 1, 2
-#: Entries kept before the table is cleared.
+#: Entries kept (table and refuted VCFs) past which they are cleared before a move.
 _TABLE_LIMIT = 400_000
 
 
@@ -80,6 +80,7 @@ class GomokuStrategy:
         self._limit = 0
         self._lines: Lines | None = None
         self._refuted_vcf: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        self._variant = ""
         self._vct_until = (0.0, 0)
         #: Alpha-beta results by position (hash and side to move): depth searched, score
         #: (mate scores counted from that position), kind of bound, best move.
@@ -100,6 +101,11 @@ class GomokuStrategy:
         why = self.refusal(state.variant.name)
         if why is not None:
             raise StrategyError(why)
+        kept = len(self._table) + len(self._refuted_vcf[0]) + len(self._refuted_vcf[1])
+        if self._variant != state.variant.name or kept > _TABLE_LIMIT:
+            # What the searches learnt is kept from move to move: facts about positions.
+            self._variant = state.variant.name
+            self._table, self._refuted_vcf = {}, ({}, {})
         lines = self._lines = Lines(state.variant)
         for c in range(state.variant.cells):
             if state.x >> c & 1:
@@ -127,8 +133,6 @@ class GomokuStrategy:
         moves = lines.candidates()
         if len(moves) == 1:
             return moves[0], "search"
-        self._refuted_vcf = ({}, {})
-        self._table = {}
         try:
             found = self._vcf(side, _VCF_DEPTH)
             if found is not None:
@@ -340,10 +344,15 @@ class GomokuStrategy:
         lines = self._lines
         assert lines is not None
         alpha, best = -WIN - 1, moves[0]
-        for m in moves:
+        for i, m in enumerate(moves):
             lines.place(m, side)
             try:
-                score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
+                if i == 0:
+                    score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
+                else:  # principal variation search: prove the move worse with a null window
+                    score = -self._search(1 - side, depth - 1, -alpha - 1, -alpha, 1)
+                    if score > alpha:
+                        score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
             finally:
                 lines.take(m)
             if score > alpha:
@@ -389,10 +398,16 @@ class GomokuStrategy:
         if not moves:
             return 0
         best, best_move = -WIN - 1, moves[0]
-        for m in moves:
+        for i, m in enumerate(moves):
+            lower = max(alpha, best)
             lines.place(m, side)
             try:
-                score = -self._search(other, depth, -beta, -max(alpha, best), ply + 1)
+                if i == 0 or beta - lower == 1:
+                    score = -self._search(other, depth, -beta, -lower, ply + 1)
+                else:  # principal variation search: a null window first
+                    score = -self._search(other, depth, -lower - 1, -lower, ply + 1)
+                    if lower < score < beta:
+                        score = -self._search(other, depth, -beta, -score, ply + 1)
             finally:
                 lines.take(m)
             if score > best:
@@ -401,8 +416,6 @@ class GomokuStrategy:
                     break
         kind = _LOWER if best >= beta else _UPPER if best <= alpha else _EXACT
         stored = best + ply if best >= MATE else best - ply if best <= -MATE else best
-        if len(self._table) > _TABLE_LIMIT:
-            self._table.clear()
         self._table[key] = (entered, stored, kind, best_move)
         return best
 
