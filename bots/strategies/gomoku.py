@@ -181,21 +181,21 @@ class GomokuStrategy:
             return None  # a four of the other side's comes first
         for c in sorted(lines.four_moves(side)):
             self._tick()
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 wins = lines.wins(side)
                 if len(wins) >= 2:
                     return c
                 (block,) = wins
                 self._tick()  # the position after the block: entered too
-                lines.place(block, other)
+                lines.push(block, other)
                 try:
                     if not lines.fours[other] and self._vcf(side, depth - 1) is not None:
                         return c
                 finally:
-                    lines.take(block)
+                    lines.pop(block)
             finally:
-                lines.take(c)
+                lines.pop(c)
         failed[lines.hash] = depth
         return None
 

@@ -188,6 +188,47 @@ class Lines:
         for e in self.around[cell]:
             near[e] -= 1
 
+    def push(self, cell: Cell, side: int) -> None:
+        """`place` for the threat searches: only the stones, the hash, the window codes and
+        the threat sets follow (scores, gains and ``near`` go stale until the matching
+        `pop`, so nothing in between may read them). About twice as fast."""
+        self.stone[cell] = side
+        self.empty[cell] = 0
+        self.hash ^= self.zobrist[side][cell]
+        code, step = self.code, self.steps[side]
+        inc = self.step_by[side]
+        for w, _ in self.through[cell]:
+            before = code[w]
+            code[w] = before + inc
+            change = step[before]
+            if change is not None and change[3]:
+                for who, kind, add in change[3]:
+                    found = self.fours[who] if kind == 4 else self.threes[who]
+                    if add > 0:
+                        found.add(w)
+                    else:
+                        found.discard(w)
+
+    def pop(self, cell: Cell) -> None:
+        """Undo `push` on ``cell``."""
+        side = self.stone[cell]
+        self.stone[cell] = -1
+        self.empty[cell] = 1
+        self.hash ^= self.zobrist[side][cell]
+        code, step = self.code, self.steps[side]
+        inc = self.step_by[side]
+        for w, _ in self.through[cell]:
+            before = code[w] - inc
+            code[w] = before
+            change = step[before]
+            if change is not None and change[3]:
+                for who, kind, add in change[3]:
+                    found = self.fours[who] if kind == 4 else self.threes[who]
+                    if add < 0:
+                        found.add(w)
+                    else:
+                        found.discard(w)
+
     def gains(self, cell: Cell) -> tuple[int, int]:
         """(X's gain, O's gain) at ``cell``: how much a stone there changes that side's
         score minus the other's."""
