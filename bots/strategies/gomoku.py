@@ -250,7 +250,7 @@ class GomokuStrategy:
             return None
         for c in sorted(self._threes(side) | lines.four_moves(side)):
             self._tick()
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 wins = lines.wins(side)
                 if len(wins) >= 2:
@@ -264,7 +264,7 @@ class GomokuStrategy:
                 if all(self._refuted(side, d, depth, failed) for d in sorted(defences)):
                     return c
             finally:
-                lines.take(c)
+                lines.pop(c)
         failed[lines.hash] = depth
         return None
 
@@ -280,11 +280,11 @@ class GomokuStrategy:
         lines = self._lines
         assert lines is not None
         self._tick()
-        lines.place(defence, 1 - side)
+        lines.push(defence, 1 - side)
         try:
             return self._vct(side, depth - 1, failed) is not None
         finally:
-            lines.take(defence)
+            lines.pop(defence)
 
     def _defences(self, side: int, moves: list[Cell]) -> list[Cell] | None:
         """If the other side has a VCF once it is to move: the moves after which it has
@@ -296,12 +296,12 @@ class GomokuStrategy:
             return None
         keep = []
         for c in moves:
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 if self._stops(side, c):
                     keep.append(c)
             finally:
-                lines.take(c)
+                lines.pop(c)
         return keep or None
 
     def _stops(self, side: int, move: Cell) -> bool:
@@ -316,11 +316,11 @@ class GomokuStrategy:
         if len(wins) >= 2:
             return True
         (block,) = wins
-        lines.place(block, other)
+        lines.push(block, other)
         try:
             return not lines.fours[other] and self._vcf(other, _VCF_DEPTH) is None
         finally:
-            lines.take(block)
+            lines.pop(block)
 
     # --- alpha-beta -----------------------------------------------------------------
 
@@ -446,11 +446,11 @@ class GomokuStrategy:
             best = -(WIN - ply - 3)
             for m in quiet[:_GUARDS]:
                 self._tick()
-                lines.place(m, side)
+                lines.push(m, side)
                 try:
                     stops = self._vcf(other, _PROBE_DEPTH) is None
                 finally:
-                    lines.take(m)
+                    lines.pop(m)
                 if stops:
                     best = here + gain(side, m)
                     break
