@@ -153,7 +153,7 @@ class GomokuStrategy:
         reason = "search"
         if safe:
             ordered, reason = safe, "defence"
-        return self._iterate(side, ordered[:_ROOT_WIDTH]), reason
+        return self._iterate(side, ordered[:_ROOT_WIDTH], ordered[_ROOT_WIDTH:]), reason
 
     def _tick(self) -> None:
         self.nodes += 1
@@ -324,7 +324,9 @@ class GomokuStrategy:
 
     # --- alpha-beta -----------------------------------------------------------------
 
-    def _iterate(self, side: int, moves: list[Cell]) -> Cell:
+    def _iterate(self, side: int, moves: list[Cell], spare: list[Cell]) -> Cell:
+        """Iterative deepening over ``moves``; the first time every one of them loses,
+        the ``spare`` moves (the rest near stones, best first) join them."""
         best = moves[0]
         depth = 1
         while depth <= 64:
@@ -335,6 +337,10 @@ class GomokuStrategy:
             best, self.reached, self.value = move, depth, score
             moves.remove(move)
             moves.insert(0, move)
+            if score <= -MATE and spare:
+                moves += spare
+                spare = []
+                continue  # the same depth again, wider
             if abs(score) >= MATE:
                 break
             depth += 1
