@@ -11,17 +11,26 @@ move at a time, never a board rescan):
    cells of the threatening windows and its own fours), a few moves deep;
 4. if the opponent has a VCF once it is to move, only moves after which it no longer
    has one (when such moves exist);
-5. otherwise alpha-beta (negamax, iterative deepening, principal move first) over the
-   best-scored cells near stones, where a side facing one winning cell only searches
-   the block (without spending depth) and a side that has one scores the win at once.
+5. otherwise alpha-beta (negamax, principal variation search, iterative deepening, a
+   transposition table kept from move to move) over the best-scored cells near stones,
+   where a side facing one winning cell only searches the block (without spending
+   depth) and a side that has one scores the win at once. One ply above the horizon
+   (`_frontier`) the side to move is probed for a win by fours, and so is the other
+   side: then only a quiet move that stops it counts; every other quiet move is
+   scored from its gain without being made. When every root move loses, the rest of
+   the cells near stones join the root.
+
+The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
+only), alpha-beta with `place`/`take` (gains and scores too).
 
 ``nodes`` counts the positions the last `choose` entered: alpha-beta calls and threat
-search positions, as `minimax` counts its calls (a leaf scored from its parent's gains
-without making the move counts too: the same position, the same value). With
+search positions (the block after a four included), as `minimax` counts its calls; a
+leaf scored from its parent's gains without making the move counts too (the same
+position, the same value), and ``scored`` says how many of those there were. With
 ``nodes_budget`` set the search stops on that count, so a move depends only on the
-position and the seed, as long as the count is reached within ``think_ms`` (always a
-hard limit, since a bot's clock sets it); with the clock alone, on how fast the
-machine is too.
+position, the seed and the searches this object made before (its table), as long as
+the count is reached within ``think_ms`` (always a hard limit, since a bot's clock sets
+it); with the clock alone, on how fast the machine is too.
 """
 
 from __future__ import annotations

@@ -111,6 +111,10 @@ class Lines:
                     tuple(events),
                 ))  # fmt: skip
             self.steps.append(table)
+        #: The threat-set changes alone, by side and window code (what `push` needs).
+        self.events: list[list[tuple[tuple[int, int, int], ...]]] = [
+            [change[3] if change is not None else () for change in table] for table in self.steps
+        ]
         #: Per cell, X's gain plus ``2**40`` times both sides' gains together: one number
         #: to update, and sorting by it sorts by the sum (the order moves are tried in).
         self.packed: list[int] = [len(self.through[c]) * gain(0, 0) * (1 + (2 << _SHIFT)) for c in range(n)]
@@ -195,14 +199,13 @@ class Lines:
         self.stone[cell] = side
         self.empty[cell] = 0
         self.hash ^= self.zobrist[side][cell]
-        code, step = self.code, self.steps[side]
+        code, events = self.code, self.events[side]
         inc = self.step_by[side]
         for w, _ in self.through[cell]:
             before = code[w]
             code[w] = before + inc
-            change = step[before]
-            if change is not None and change[3]:
-                for who, kind, add in change[3]:
+            if events[before]:
+                for who, kind, add in events[before]:
                     found = self.fours[who] if kind == 4 else self.threes[who]
                     if add > 0:
                         found.add(w)
@@ -215,14 +218,13 @@ class Lines:
         self.stone[cell] = -1
         self.empty[cell] = 1
         self.hash ^= self.zobrist[side][cell]
-        code, step = self.code, self.steps[side]
+        code, events = self.code, self.events[side]
         inc = self.step_by[side]
         for w, _ in self.through[cell]:
             before = code[w] - inc
             code[w] = before
-            change = step[before]
-            if change is not None and change[3]:
-                for who, kind, add in change[3]:
+            if events[before]:
+                for who, kind, add in events[before]:
                     found = self.fours[who] if kind == 4 else self.threes[who]
                     if add < 0:
                         found.add(w)
