@@ -49,6 +49,8 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: Root moves checked for the other side's VCT after the alpha-beta search.
+_VCT_CHECKS = 5
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
@@ -162,7 +164,31 @@ class GomokuStrategy:
         reason = "search"
         if safe:
             ordered, reason = safe, "defence"
-        return self._iterate(side, ordered[:_ROOT_WIDTH], ordered[_ROOT_WIDTH:]), reason
+        root = ordered[:_ROOT_WIDTH]
+        deadline, limit = self._deadline, self._limit
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * 3 / 4
+        self._limit = self.nodes + (limit - self.nodes) * 3 // 4
+        best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
+        self._deadline, self._limit = deadline, limit
+        return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
+
+    def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
+        """The first of ``moves`` after which the other side has no win by threats that
+        the VCT search finds in the time left (the first move when none is clear)."""
+        lines = self._lines
+        assert lines is not None
+        self._vct_until = (self._deadline, self._limit)
+        try:
+            for m in moves:
+                lines.push(m, side)
+                try:
+                    if self._vct(1 - side, _VCT_DEPTH, {}) is None:
+                        return m
+                finally:
+                    lines.pop(m)
+        except _OutOfTime:
+            pass
+        return moves[0]
 
     def _tick(self) -> None:
         self.nodes += 1
