@@ -99,8 +99,10 @@ def nodes_per_second(think_ms: int, count: int, seed: int) -> None:
             print(f"  of which {scored} leaves scored from their parent's gains without making the move; "
                   f"the rest, positions made on the board: {rates['entered']:.0f} a second")  # fmt: skip
     ratio = rates["gomoku"] / rates["minimax"]
-    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x "
-          f"(positions made alone: {rates.get('entered', 0) / rates['minimax']:.1f}x)")  # fmt: skip
+    made = ""
+    if "entered" in rates:
+        made = f" (positions made alone: {rates['entered'] / rates['minimax']:.1f}x)"
+    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x{made}")
 
 
 def _elo(score: float) -> float:
@@ -130,8 +132,17 @@ def match(opponent: str, entry: str, think_ms: int, openings: int, seed: int, no
     record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
     print(f"gomoku vs {opponent}, 15x15k5, {games} games ({openings} openings x 2 colours), {note}"
           f"{took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
-    if m["elo"] is not None and math.isfinite(m["elo"]):
+    if m["elo"] is not None and math.isfinite(m["elo"]) and m["error95"] is not None:
         print(f"Elo difference {m['elo']:+.0f} +/- {m['error95']:.0f} (95 %), LOS {100 * m['los']:.1f} %")
+    elif m["elo"] is not None and math.isfinite(m["elo"]):
+        # The standings give no error here (too few lost pairs to estimate one): quote the
+        # Elo of the ends of the score's 95 % Wilson interval instead.
+        p, z = m["score"], 1.96
+        mid = p + z * z / (2 * games)
+        half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games))
+        low, high = (mid - half) / (1 + z * z / games), (mid + half) / (1 + z * z / games)
+        print(f"Elo difference {m['elo']:+.0f}, 95 % interval {_elo(low):+.0f} to "
+              f"{_elo(high) if high < 1 else math.inf:+.0f} (Wilson, from the score)")  # fmt: skip
     else:
         # Every game won (or lost): the tournament's Elo is infinite. Quote the bound that
         # the one-sided 95 % Clopper-Pearson bound on the score gives.

@@ -51,6 +51,8 @@ _VCF_DEPTH = 12
 _VCT_DEPTH = 3
 #: Root moves checked for the other side's VCT after the alpha-beta search.
 _VCT_CHECKS = 5
+#: The share of the time left for alpha-beta, before the VCT checks.
+_SEARCH_SHARE = 0.85
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
@@ -166,8 +168,9 @@ class GomokuStrategy:
             ordered, reason = safe, "defence"
         root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
-        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * 3 / 4
-        self._limit = self.nodes + (limit - self.nodes) * 3 // 4
+        # alpha-beta gets most of what is left; the VCT checks after it are quick
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * _SEARCH_SHARE
+        self._limit = self.nodes + int((limit - self.nodes) * _SEARCH_SHARE)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
         return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
