@@ -2,7 +2,7 @@
 match against `minimax` at equal thinking time through `ttt tournament --in-process`.
 
 Run: .venv/bin/python bench/strength.py [--think-ms 500] [--openings 10] [--positions 12]
-                                         [--seed 1] [--skip-match] [--skip-nodes]
+                                         [--seed 1] [--skip-match] [--skip-nodes] [--outside]
 
 Nodes a second: both strategies choose a move in the same seeded mid-game positions
 (random moves near the centre), each with ``--think-ms``; a node is a position the
@@ -17,8 +17,9 @@ and the Elo difference with its 95 % error come from the tournament's standings.
 strategies are given to the tournament as ``module:attribute`` factories from this file
 (the think time travels in the environment variable ``TTT_STRENGTH_MS``).
 
-Not measured here: an outside gomoku AI as an engine (that needs the engine adapter
-from issue 18's other half).
+With ``--outside``: the same match against an outside gomoku AI, the PyPI package
+``gomoku-terminal`` behind the Gomocup protocol (``bench/outside_gomoku.py``, run as an
+engine by `bots.engines`); see `outside` for how the thinking time is made equal.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ VARIANT = "15x15k5"
 OPENINGS = (
     "112,113", "112,128", "112,127", "112,142", "112,98,113", "112,97,127",
     "112,111,128", "112,114,98", "112,126,96", "112,143,128", "112,82,97", "112,113,127,98",
+    "112,111", "112,96", "112,126", "112,82", "112,113,98", "112,128,113",
+    "112,127,97", "112,97,111", "112,99,127", "112,114,128", "112,143,113,98", "112,111,97,127",
 )  # fmt: skip
 
 
@@ -81,24 +84,34 @@ def nodes_per_second(think_ms: int, count: int, seed: int) -> None:
     rates = {}
     for name in ("minimax", "gomoku"):
         player = bots.strategy(name, think_ms=think_ms)
-        nodes, took = 0, 0.0
+        nodes, scored, took = 0, 0, 0.0
         for i, s in enumerate(positions):
             started = time.perf_counter()
             player.choose(s, random.Random(i))
             took += time.perf_counter() - started
             nodes += player.nodes  # type: ignore[attr-defined]
+            scored += getattr(player, "scored", 0)
         rates[name] = nodes / took
         print(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in {took:.2f} s, "
               f"{rates[name]:.0f} nodes/s")  # fmt: skip
+        if scored:
+            rates["entered"] = (nodes - scored) / took
+            print(f"  of which {scored} leaves scored from their parent's gains without making the move; "
+                  f"the rest, positions made on the board: {rates['entered']:.0f} a second")  # fmt: skip
     ratio = rates["gomoku"] / rates["minimax"]
-    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x")
+    made = ""
+    if "entered" in rates:
+        made = f" (positions made alone: {rates['entered'] / rates['minimax']:.1f}x)"
+    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x{made}")
 
 
 def _elo(score: float) -> float:
     return -400 * math.log10(1 / score - 1)
 
 
-def match(think_ms: int, openings: int, seed: int) -> None:
+def match(opponent: str, entry: str, think_ms: int, openings: int, seed: int, note: str = "") -> None:
+    """`gomoku` (thinking ``think_ms`` a move) against ``entry`` (a `ttt tournament --bots`
+    strategy) named ``opponent``: colour-swapped pairs from the first ``openings``."""
     here = Path(__file__).resolve().parent
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, TTT_STRENGTH_MS=str(think_ms))
@@ -107,7 +120,7 @@ def match(think_ms: int, openings: int, seed: int) -> None:
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "protocol.cli", "tournament", "--in-process", "--quiet",
-             "--variant", VARIANT, "--bots", "gomoku=strength:gomoku,minimax=strength:minimax",
+             "--variant", VARIANT, "--bots", f"gomoku=strength:gomoku,{opponent}={entry}",
              "--games-per-pair", str(2 * openings), "--opening-moves", suite, "--seed", str(seed),
              "--out", out],
             check=True, env=env, stdout=subprocess.DEVNULL,
@@ -117,10 +130,19 @@ def match(think_ms: int, openings: int, seed: int) -> None:
     m = next(x for x in summary["matchups"] if x["player"] == "gomoku")
     games = m["games"]
     record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
-    print(f"gomoku vs minimax, 15x15k5, {games} games ({openings} openings x 2 colours), {think_ms} ms "
-          f"a move each, {took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
-    if m["elo"] is not None and math.isfinite(m["elo"]):
+    print(f"gomoku vs {opponent}, 15x15k5, {games} games ({openings} openings x 2 colours), {note}"
+          f"{took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
+    if m["elo"] is not None and math.isfinite(m["elo"]) and m["error95"] is not None:
         print(f"Elo difference {m['elo']:+.0f} +/- {m['error95']:.0f} (95 %), LOS {100 * m['los']:.1f} %")
+    elif m["elo"] is not None and math.isfinite(m["elo"]):
+        # The standings give no error here (too few lost pairs to estimate one): quote the
+        # Elo of the ends of the score's 95 % Wilson interval instead.
+        p, z = m["score"], 1.96
+        mid = p + z * z / (2 * games)
+        half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games))
+        low, high = (mid - half) / (1 + z * z / games), (mid + half) / (1 + z * z / games)
+        print(f"Elo difference {m['elo']:+.0f}, 95 % interval {_elo(low):+.0f} to "
+              f"{_elo(high) if high < 1 else math.inf:+.0f} (Wilson, from the score)")  # fmt: skip
     else:
         # Every game won (or lost): the tournament's Elo is infinite. Quote the bound that
         # the one-sided 95 % Clopper-Pearson bound on the score gives.
@@ -131,6 +153,40 @@ def match(think_ms: int, openings: int, seed: int) -> None:
               f"{100 * m['score']:.0f} % in {games} games)")  # fmt: skip
 
 
+def _outside_command() -> str:
+    return f"{sys.executable} {Path(__file__).resolve().parent / 'outside_gomoku.py'}"
+
+
+def outside(openings: int, positions: int, seed: int) -> None:
+    """`gomoku` against the outside AI (``bench/outside_gomoku.py``) at equal thinking
+    time: the outside AI has no clock (it searches to a fixed depth), so its time a move
+    is measured first on the nodes/s positions, and `gomoku` gets that mean."""
+    try:
+        import gomoku.ai  # noqa: F401  (the package that bench/outside_gomoku.py wraps)
+    except ImportError:
+        print("outside AI: not installed (pip install -e '.[bench]' brings gomoku-terminal)")
+        return
+    import bots.engines
+
+    player = bots.engines.engine("gomocup", _outside_command(), think_ms=60_000)
+    took = []
+    try:
+        for i, s in enumerate(_positions(positions, random.Random(seed))):
+            started = time.perf_counter()
+            player.choose(s, random.Random(i))
+            took.append(time.perf_counter() - started)
+    finally:
+        player.close()
+    mean_ms = max(1, round(1000 * sum(took) / len(took)))
+    print(f"outside AI (gomoku-terminal 1.0.2, level hard, via the Gomocup protocol): {mean_ms} ms a "
+          f"move on {positions} mid-game positions (max {1000 * max(took):.0f} ms); gomoku gets {mean_ms} ms "
+          "a move")  # fmt: skip
+    limit = max(5_000, 20 * mean_ms)  # the outside AI is never hurried: it has no clock to heed
+    entry = f"bots.engines:gomocup think_ms={limit} {_outside_command()}"
+    note = f"gomoku {mean_ms} ms a move, outside AI unhurried, "
+    match("outside", entry, mean_ms, openings, seed, note=note)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--think-ms", type=int, default=500, help="thinking time a move, both sides")
@@ -139,11 +195,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-match", action="store_true")
     parser.add_argument("--skip-nodes", action="store_true")
+    parser.add_argument("--outside", action="store_true", help="also play the outside AI (the bench extra)")
     args = parser.parse_args()
     if not args.skip_nodes:
         nodes_per_second(args.think_ms, args.positions, args.seed)
+    openings = min(args.openings, len(OPENINGS))
     if not args.skip_match:
-        match(args.think_ms, min(args.openings, len(OPENINGS)), args.seed)
+        note = f"{args.think_ms} ms a move each, "
+        match("minimax", "strength:minimax", args.think_ms, openings, args.seed, note=note)
+    if args.outside:
+        outside(openings, args.positions, args.seed)
 
 
 if __name__ == "__main__":

@@ -163,3 +163,32 @@ def test_bad_options_are_refused() -> None:
         bots.strategy("gomoku", depth=3)
     with pytest.raises(StrategyError):
         bots.strategy("gomoku", nodes_budget=0)
+
+
+def test_stops_a_win_by_fours_it_sees_coming() -> None:
+    # O to move. X threatens a four-three at (7,7): the four along row 7 forces O's block
+    # at (7,8), then column 7 (8,7), (9,7) becomes an open four. O must spoil it now.
+    rows = [
+        "O.............O",
+        EMPTY, EMPTY, EMPTY, EMPTY, EMPTY, EMPTY,
+        "...OXXX........",
+        ".......X.......",
+        ".......X.......",
+    ] + [EMPTY] * 4 + ["O.............."]  # fmt: skip
+    s = _board(rows, Mark.O)
+    assert _vcf_by_rules(passed(s), 2)
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=20_000)
+    move = player.choose(s, random.Random(6))
+    assert player.reason == "defence"
+    assert not _vcf_by_rules(s._play_unchecked(move), 3), move
+
+
+def test_keeps_what_it_learnt_between_moves_and_stays_reproducible() -> None:
+    s = State.replay("15x15k5", [112, 113, 128, 144, 96])
+    first = GomokuStrategy(think_ms=600_000, nodes_budget=3_000)
+    move = first.choose(s, random.Random(1))
+    assert first._table  # the transposition table outlives the move
+    again = first.choose(s, random.Random(1))
+    assert s.is_legal(again)
+    fresh = GomokuStrategy(think_ms=600_000, nodes_budget=3_000)
+    assert fresh.choose(s, random.Random(1)) == move

@@ -64,3 +64,24 @@ def test_increments_match_a_recount(variant: str) -> None:
     for c in reversed(placed):
         lines.take(c)
     assert _held(lines) == _from_scratch(Lines(v)) and lines.hash == start_hash
+
+
+@pytest.mark.parametrize("variant", ["15x15k5", "6x7k4"])
+def test_push_keeps_the_threat_sets_and_pop_restores_everything(variant: str) -> None:
+    v = find_variant(variant)
+    rng = random.Random(variant)
+    lines = Lines(v)
+    for step in range(12):
+        lines.place(rng.choice([c for c in range(v.cells) if lines.stone[c] < 0]), step % 2)
+    before = _held(lines), list(lines.code), lines.hash
+    pushed = []
+    for step in range(8):
+        cell = rng.choice([c for c in range(v.cells) if lines.stone[c] < 0])
+        lines.push(cell, step % 2)
+        pushed.append(cell)
+        expected = _from_scratch(lines)
+        assert [set(f) for f in lines.fours] == expected["fours"]
+        assert [set(t) for t in lines.threes] == expected["threes"]
+    for cell in reversed(pushed):
+        lines.pop(cell)
+    assert (_held(lines), list(lines.code), lines.hash) == before

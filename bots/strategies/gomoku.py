@@ -11,17 +11,26 @@ move at a time, never a board rescan):
    cells of the threatening windows and its own fours), a few moves deep;
 4. if the opponent has a VCF once it is to move, only moves after which it no longer
    has one (when such moves exist);
-5. otherwise alpha-beta (negamax, iterative deepening, principal move first) over the
-   best-scored cells near stones, where a side facing one winning cell only searches
-   the block (without spending depth) and a side that has one scores the win at once.
+5. otherwise alpha-beta (negamax, principal variation search, iterative deepening, a
+   transposition table kept from move to move) over the best-scored cells near stones,
+   where a side facing one winning cell only searches the block (without spending
+   depth) and a side that has one scores the win at once. One ply above the horizon
+   (`_frontier`) the side to move is probed for a win by fours, and so is the other
+   side: then only a quiet move that stops it counts; every other quiet move is
+   scored from its gain without being made. When every root move loses, the rest of
+   the cells near stones join the root.
+
+The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
+only), alpha-beta with `place`/`take` (gains and scores too).
 
 ``nodes`` counts the positions the last `choose` entered: alpha-beta calls and threat
-search positions, as `minimax` counts its calls (a leaf scored from its parent's gains
-without making the move counts too: the same position, the same value). With
+search positions (the block after a four included), as `minimax` counts its calls; a
+leaf scored from its parent's gains without making the move counts too (the same
+position, the same value), and ``scored`` says how many of those there were. With
 ``nodes_budget`` set the search stops on that count, so a move depends only on the
-position and the seed, as long as the count is reached within ``think_ms`` (always a
-hard limit, since a bot's clock sets it); with the clock alone, on how fast the
-machine is too.
+position, the seed and the searches this object made before (its table), as long as
+the count is reached within ``think_ms`` (always a hard limit, since a bot's clock sets
+it); with the clock alone, on how fast the machine is too.
 """
 
 from __future__ import annotations
@@ -40,6 +49,19 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: Root moves checked for the other side's VCT after the alpha-beta search.
+_VCT_CHECKS = 5
+#: The share of the time left for alpha-beta, before the VCT checks.
+_SEARCH_SHARE = 0.85
+#: How many fours of its own the side to move may play in the VCF probe made one ply
+#: above the horizon.
+_PROBE_DEPTH = 6
+#: Quiet moves tried against the other side's win by fours one ply above the horizon.
+_GUARDS = 6
+#: Table entry kinds: an exact score, a lower or an upper bound.
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+#: Entries kept (table and refuted VCFs) past which they are cleared before a move.
+_TABLE_LIMIT = 400_000
 
 
 class _OutOfTime(Exception):
@@ -60,15 +82,22 @@ class GomokuStrategy:
         self.think_ms = think_ms
         self.nodes_budget = nodes_budget
         self.nodes = 0
+        #: Of `nodes`, the leaves scored from their parent's gains without making the move.
+        self.scored = 0
         #: How the last move was found: win, block, vcf, vct, defence or search.
         self.reason = ""
-        #: Deepest alpha-beta iteration the last `choose` completed.
+        #: Deepest alpha-beta iteration the last `choose` completed, and its score.
         self.reached = 0
+        self.value = 0
         self._deadline = 0.0
         self._limit = 0
         self._lines: Lines | None = None
         self._refuted_vcf: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        self._variant = ""
         self._vct_until = (0.0, 0)
+        #: Alpha-beta results by position (hash and side to move): depth searched, score
+        #: (mate scores counted from that position), kind of bound, best move.
+        self._table: dict[int, tuple[int, int, int, int]] = {}
 
     def refusal(self, variant: str) -> str | None:
         """Why this strategy does not play ``variant``, or None when it does."""
@@ -85,6 +114,11 @@ class GomokuStrategy:
         why = self.refusal(state.variant.name)
         if why is not None:
             raise StrategyError(why)
+        kept = len(self._table) + len(self._refuted_vcf[0]) + len(self._refuted_vcf[1])
+        if self._variant != state.variant.name or kept > _TABLE_LIMIT:
+            # What the searches learnt is kept from move to move: facts about positions.
+            self._variant = state.variant.name
+            self._table, self._refuted_vcf = {}, ({}, {})
         lines = self._lines = Lines(state.variant)
         for c in range(state.variant.cells):
             if state.x >> c & 1:
@@ -93,6 +127,7 @@ class GomokuStrategy:
                 lines.place(c, 1)
         side = int(state.to_move)
         self.nodes = 0
+        self.scored = 0
         self.reached = 0
         self._deadline = time.perf_counter() + self.think_ms / 1000
         self._limit = self.nodes_budget or (1 << 62)
@@ -111,7 +146,6 @@ class GomokuStrategy:
         moves = lines.candidates()
         if len(moves) == 1:
             return moves[0], "search"
-        self._refuted_vcf = ({}, {})
         try:
             found = self._vcf(side, _VCF_DEPTH)
             if found is not None:
@@ -132,7 +166,32 @@ class GomokuStrategy:
         reason = "search"
         if safe:
             ordered, reason = safe, "defence"
-        return self._iterate(side, ordered[:_ROOT_WIDTH]), reason
+        root = ordered[:_ROOT_WIDTH]
+        deadline, limit = self._deadline, self._limit
+        # alpha-beta gets most of what is left; the VCT checks after it are quick
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * _SEARCH_SHARE
+        self._limit = self.nodes + int((limit - self.nodes) * _SEARCH_SHARE)
+        best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
+        self._deadline, self._limit = deadline, limit
+        return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
+
+    def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
+        """The first of ``moves`` after which the other side has no win by threats that
+        the VCT search finds in the time left (the first move when none is clear)."""
+        lines = self._lines
+        assert lines is not None
+        self._vct_until = (self._deadline, self._limit)
+        try:
+            for m in moves:
+                lines.push(m, side)
+                try:
+                    if self._vct(1 - side, _VCT_DEPTH, {}) is None:
+                        return m
+                finally:
+                    lines.pop(m)
+        except _OutOfTime:
+            pass
+        return moves[0]
 
     def _tick(self) -> None:
         self.nodes += 1
@@ -142,7 +201,7 @@ class GomokuStrategy:
     def _ordered(self, moves: list[Cell], side: int) -> list[Cell]:
         """Moves by what they gain for ``side`` plus what they deny the other side."""
         assert self._lines is not None
-        return sorted(moves, key=self._lines.total.__getitem__, reverse=True)
+        return sorted(moves, key=self._lines.packed.__getitem__, reverse=True)
 
     # --- threats --------------------------------------------------------------------
 
@@ -160,20 +219,21 @@ class GomokuStrategy:
             return None  # a four of the other side's comes first
         for c in sorted(lines.four_moves(side)):
             self._tick()
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 wins = lines.wins(side)
                 if len(wins) >= 2:
                     return c
                 (block,) = wins
-                lines.place(block, other)
+                self._tick()  # the position after the block: entered too
+                lines.push(block, other)
                 try:
                     if not lines.fours[other] and self._vcf(side, depth - 1) is not None:
                         return c
                 finally:
-                    lines.take(block)
+                    lines.pop(block)
             finally:
-                lines.take(c)
+                lines.pop(c)
         failed[lines.hash] = depth
         return None
 
@@ -228,7 +288,7 @@ class GomokuStrategy:
             return None
         for c in sorted(self._threes(side) | lines.four_moves(side)):
             self._tick()
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 wins = lines.wins(side)
                 if len(wins) >= 2:
@@ -242,7 +302,7 @@ class GomokuStrategy:
                 if all(self._refuted(side, d, depth, failed) for d in sorted(defences)):
                     return c
             finally:
-                lines.take(c)
+                lines.pop(c)
         failed[lines.hash] = depth
         return None
 
@@ -258,11 +318,11 @@ class GomokuStrategy:
         lines = self._lines
         assert lines is not None
         self._tick()
-        lines.place(defence, 1 - side)
+        lines.push(defence, 1 - side)
         try:
             return self._vct(side, depth - 1, failed) is not None
         finally:
-            lines.take(defence)
+            lines.pop(defence)
 
     def _defences(self, side: int, moves: list[Cell]) -> list[Cell] | None:
         """If the other side has a VCF once it is to move: the moves after which it has
@@ -274,12 +334,12 @@ class GomokuStrategy:
             return None
         keep = []
         for c in moves:
-            lines.place(c, side)
+            lines.push(c, side)
             try:
                 if self._stops(side, c):
                     keep.append(c)
             finally:
-                lines.take(c)
+                lines.pop(c)
         return keep or None
 
     def _stops(self, side: int, move: Cell) -> bool:
@@ -294,15 +354,17 @@ class GomokuStrategy:
         if len(wins) >= 2:
             return True
         (block,) = wins
-        lines.place(block, other)
+        lines.push(block, other)
         try:
             return not lines.fours[other] and self._vcf(other, _VCF_DEPTH) is None
         finally:
-            lines.take(block)
+            lines.pop(block)
 
     # --- alpha-beta -----------------------------------------------------------------
 
-    def _iterate(self, side: int, moves: list[Cell]) -> Cell:
+    def _iterate(self, side: int, moves: list[Cell], spare: list[Cell]) -> Cell:
+        """Iterative deepening over ``moves``; the first time every one of them loses,
+        the ``spare`` moves (the rest near stones, best first) join them."""
         best = moves[0]
         depth = 1
         while depth <= 64:
@@ -310,9 +372,13 @@ class GomokuStrategy:
                 score, move = self._root(side, moves, depth)
             except _OutOfTime:
                 break
-            best, self.reached = move, depth
+            best, self.reached, self.value = move, depth, score
             moves.remove(move)
             moves.insert(0, move)
+            if score <= -MATE and spare:
+                moves += spare
+                spare = []
+                continue  # the same depth again, wider
             if abs(score) >= MATE:
                 break
             depth += 1
@@ -322,10 +388,15 @@ class GomokuStrategy:
         lines = self._lines
         assert lines is not None
         alpha, best = -WIN - 1, moves[0]
-        for m in moves:
+        for i, m in enumerate(moves):
             lines.place(m, side)
             try:
-                score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
+                if i == 0:
+                    score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
+                else:  # principal variation search: prove the move worse with a null window
+                    score = -self._search(1 - side, depth - 1, -alpha - 1, -alpha, 1)
+                    if score > alpha:
+                        score = -self._search(1 - side, depth - 1, -WIN - 1, -alpha, 1)
             finally:
                 lines.take(m)
             if score > alpha:
@@ -339,6 +410,19 @@ class GomokuStrategy:
         other = 1 - side
         if lines.fours[side]:
             return WIN - ply
+        key = lines.hash * 2 + side
+        entry = self._table.get(key)
+        first = -1
+        if entry is not None:
+            got, score, kind, first = entry
+            if got >= depth:
+                if score >= MATE:
+                    score -= ply
+                elif score <= -MATE:
+                    score += ply
+                if kind == _EXACT or (score >= beta if kind == _LOWER else score <= alpha):
+                    return score
+        entered = depth
         if lines.fours[other]:
             threats = lines.wins(other)
             if len(threats) >= 2:
@@ -346,33 +430,89 @@ class GomokuStrategy:
             moves = list(threats)
         elif depth <= 0:
             return lines.score[side] - lines.score[other]
+        elif depth == 1:
+            return self._frontier(side, alpha, beta, ply)
         else:
             moves = self._ordered(lines.candidates(), side)[: _WIDTHS[min(ply, len(_WIDTHS)) - 1]]
+            if first >= 0 and lines.stone[first] < 0:
+                if first in moves:
+                    moves.remove(first)
+                moves.insert(0, first)
             depth -= 1
         if not moves:
             return 0
-        best = -WIN - 1
-        if depth == 0 and not lines.fours[other]:
-            # The children are leaves: one that makes no four leaves no threat on the
-            # board, so its static score is this position's plus the move's gain; it
-            # is scored (and counted) without making the move.
-            fours = lines.four_moves(side)
-            here = lines.score[side] - lines.score[other]
-            gain = lines.gain
-            for m in moves:
-                if m in fours:
-                    continue
-                self.nodes += 1
-                score = here + gain(side, m)
-                if score > best:
-                    best = score
-                    if best >= beta:
-                        return best
-            moves = [m for m in moves if m in fours]
-        for m in moves:
+        best, best_move = -WIN - 1, moves[0]
+        for i, m in enumerate(moves):
+            lower = max(alpha, best)
             lines.place(m, side)
             try:
-                score = -self._search(other, depth, -beta, -max(alpha, best), ply + 1)
+                if i == 0 or beta - lower == 1:
+                    score = -self._search(other, depth, -beta, -lower, ply + 1)
+                else:  # principal variation search: a null window first
+                    score = -self._search(other, depth, -lower - 1, -lower, ply + 1)
+                    if lower < score < beta:
+                        score = -self._search(other, depth, -beta, -score, ply + 1)
+            finally:
+                lines.take(m)
+            if score > best:
+                best, best_move = score, m
+                if best >= beta:
+                    break
+        kind = _LOWER if best >= beta else _UPPER if best <= alpha else _EXACT
+        stored = best + ply if best >= MATE else best - ply if best <= -MATE else best
+        self._table[key] = (entered, stored, kind, best_move)
+        return best
+
+    def _frontier(self, side: int, alpha: int, beta: int, ply: int) -> int:
+        """One ply above the horizon, ``side`` to move and facing no four: a win by
+        fours (a VCF probe) if it has one; else the best child over every cell near
+        stones. A child that makes no four leaves no threat on the board, so its static
+        score is this position's plus the move's gain: it is scored (and counted)
+        without making the move. A four is made, so the forced block is seen.
+
+        If the other side would win by fours were it to move, a quiet child counts only
+        if it stops that: the best few by gain are made and probed, the first that
+        stops it is the value (none: a loss)."""
+        lines = self._lines
+        assert lines is not None
+        other = 1 - side
+        fours = lines.four_moves(side) if lines.threes[side] else set()
+        if fours and self._vcf(side, _PROBE_DEPTH) is not None:
+            return WIN - ply - 2
+        here = lines.score[side] - lines.score[other]
+        gain = lines.gain
+        best = -WIN - 1
+        moves = lines.candidates()
+        if not moves:
+            return 0
+        if lines.threes[other] and self._vcf(other, _PROBE_DEPTH) is not None:
+            quiet = sorted((m for m in moves if m not in fours), key=lambda m: gain(side, m), reverse=True)
+            best = -(WIN - ply - 3)
+            for m in quiet[:_GUARDS]:
+                self._tick()
+                lines.push(m, side)
+                try:
+                    stops = self._vcf(other, _PROBE_DEPTH) is None
+                finally:
+                    lines.pop(m)
+                if stops:
+                    best = here + gain(side, m)
+                    break
+            moves = []
+        for m in moves:
+            if m in fours:
+                continue
+            self.nodes += 1
+            self.scored += 1
+            score = here + gain(side, m)
+            if score > best:
+                best = score
+                if best >= beta:
+                    return best
+        for m in sorted(fours):
+            lines.place(m, side)
+            try:
+                score = -self._search(other, 0, -beta, -max(alpha, best), ply + 1)
             finally:
                 lines.take(m)
             if score > best:
