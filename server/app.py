@@ -47,6 +47,7 @@ from server.recovery import recover
 from server.room import Room
 from server.storage import open_store
 from server.store import Store
+from server.trim import trim_after_bursts
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
@@ -235,6 +236,9 @@ class ArenaServer:
         self._tasks.append(asyncio.create_task(self.writer.watch(self.config.store_stall), name="stuck"))
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
+        metrics = self.metrics
+        trimming = trim_after_bursts(lambda: metrics.connections_total + metrics.frames)
+        self._tasks.append(asyncio.create_task(trimming, name="trim"))
         only = None if self.cluster is None else self.cluster.register(self.now())
         self.carry_out(recover(self.arena, self.store, self.now(), only))
         rooms = self.arena.rooms.values()
