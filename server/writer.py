@@ -196,8 +196,6 @@ class Writer:
                 return
             if stop:
                 return
-            # Not kept while it waits for the next: its decisions' replies, many KiB a burst.
-            del first, items, stored
 
     def _announce(self, items: list[Item]) -> None:
         with self.announcing():
