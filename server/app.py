@@ -47,6 +47,7 @@ from server.recovery import recover
 from server.room import Room
 from server.storage import open_store
 from server.store import Store
+from server.trim import trim_after_bursts
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
@@ -124,8 +125,8 @@ class Conn:
     player: Player | None = None
     #: Frames that came while its hello waits for a read of the shared store (in order).
     held: list[str | bytes] | None = None
-    #: That read, while it runs.
-    reading: asyncio.Task[None] | None = None
+    #: Done when that read is (and its hello decided).
+    reading: asyncio.Future[None] | None = None
 
     def send(self, text: str) -> None:
         self.out.send((self.ws,), text)
@@ -137,6 +138,9 @@ class Conn:
 
     def drained(self) -> None:
         self.server._drained(self)
+
+    def loaded(self, hello: m.Hello, failed: str | None) -> None:
+        self.server._after_read(self, hello, failed)
 
 
 @dataclass
@@ -232,6 +236,9 @@ class ArenaServer:
         self._tasks.append(asyncio.create_task(self.writer.watch(self.config.store_stall), name="stuck"))
         self._tasks.append(asyncio.create_task(self._run_timers(), name="timers"))
         self._tasks.append(asyncio.create_task(self._drop_stalled(), name="stalls"))
+        metrics = self.metrics
+        trimming = trim_after_bursts(lambda: metrics.connections_total + metrics.frames)
+        self._tasks.append(asyncio.create_task(trimming, name="trim"))
         only = None if self.cluster is None else self.cluster.register(self.now())
         self.carry_out(recover(self.arena, self.store, self.now(), only))
         rooms = self.arena.rooms.values()
@@ -349,7 +356,7 @@ class ArenaServer:
                 self.receive(conn, first)
                 del first  # the handler lives as long as the connection: not its hello too
                 if conn.reading is not None:  # a hello waits for the store: decided after it
-                    await asyncio.shield(conn.reading)
+                    await conn.reading  # (a future of its own: cancelling it stops no read)
                 if conn.closing:
                     break
             conn.player = session.player
@@ -415,12 +422,18 @@ class ArenaServer:
         session = self.arena.sessions.get(conn.id)
         if session is not None and session.player is not None and self._remote(conn, message):
             return
-        reads: list[Awaitable[Any]] = []
-        if isinstance(message, m.Hello) and self.shared.needs(message):
-            reads.append(self.shared.load(message))
-        if self.cluster is not None and (lookup := self.cluster.lookup(message)) is not None:
-            reads.append(lookup)  # who hosts the rooms it names, or the player it challenges
-        if reads:
+        # A hello of a player this node has not loaded, and who hosts the rooms a message
+        # names or the player it challenges: reads of the shared store before it is decided.
+        hello = message if isinstance(message, m.Hello) and self.shared.needs(message) else None
+        lookup = None if self.cluster is None else self.cluster.lookup(message)
+        if hello is not None and lookup is None:  # the common case: read with the other hellos
+            self._hold(conn)
+            self.shared.load_then(hello, conn.loaded)
+            return
+        if hello is not None or lookup is not None:
+            reads: list[Awaitable[Any]] = [] if lookup is None else [lookup]
+            if hello is not None:
+                reads.append(self.shared.load(hello))
             self._read_then(conn, reads[0] if len(reads) == 1 else asyncio.gather(*reads), message)
             return
         if isinstance(message, m.GetLeaderboard) and session is not None and session.player is not None:
@@ -428,10 +441,15 @@ class ArenaServer:
             return
         self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
 
-    def _read_then(self, conn: Conn, read: Any, message: m.ClientMessage) -> None:
-        """Decide ``message`` once ``read`` (a read of the shared store, in a thread) is done;
-        the connection's frames meanwhile wait their turn."""
+    def _hold(self, conn: Conn) -> None:
+        """``conn`` waits for a read of the shared store: its frames wait their turn, and its
+        handler waits for `conn.reading` (`_after_read` ends both)."""
         conn.held = []
+        conn.reading = asyncio.get_running_loop().create_future()
+
+    def _read_then(self, conn: Conn, read: Any, message: m.ClientMessage) -> None:
+        """Decide ``message`` once ``read`` (a read of the shared store, in a thread) is done."""
+        self._hold(conn)
 
         async def then() -> None:
             failed = None
@@ -440,7 +458,16 @@ class ArenaServer:
             except Exception as exc:
                 failed = f"{type(exc).__name__}: {exc}".strip()
                 log.warning("reading the store failed: %s", failed)
-            held, conn.held = conn.held or [], None
+            self._after_read(conn, message, failed)
+
+        self._spawn(then())
+
+    def _after_read(self, conn: Conn, message: m.ClientMessage, failed: str | None) -> None:
+        """The read before ``message`` is done (or ``failed``): decide it, then the frames
+        that came meanwhile, then let the connection's handler go on."""
+        held, conn.held = conn.held or [], None
+        reading, conn.reading = conn.reading, None
+        try:
             if conn.closing or conn.id not in self.arena.sessions:
                 return
             if failed is not None:  # not "bad_token": the token may well be good
@@ -449,14 +476,9 @@ class ArenaServer:
                 self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
             for frame in held:
                 self.receive(conn, frame)
-
-        reading = conn.reading = self._spawn(then())
-
-        def done(_: object) -> None:
-            if conn.reading is reading:
-                conn.reading = None
-
-        reading.add_done_callback(done)
+        finally:
+            if reading is not None and not reading.done():
+                reading.set_result(None)
 
     def _spawn(self, work: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)

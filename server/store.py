@@ -544,6 +544,20 @@ class Store:
         player: PlayerRow = rows[0]
         return player, self.ratings_of([player[0]])
 
+    def find_players(
+        self, token_hashes: list[str], names: list[str]
+    ) -> tuple[list[PlayerRow], list[RatingRow]]:
+        """`find_player` for many at once (one query per key, not per player): the players
+        with those token hashes or names, and all their ratings."""
+        players: list[PlayerRow] = []
+        for column, keys in (("token_hash", token_hashes), ("name_key", [name_key(n) for n in names])):
+            for start in range(0, len(keys), 500):
+                chunk = tuple(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT id, name, kind, token_hash FROM players WHERE {column} IN ({marks})"
+                players += self.read(sql, chunk)
+        return players, self.ratings_of(list({p[0]: None for p in players}))
+
     def ratings_of(self, players: list[str], variant: str | None = None) -> list[RatingRow]:
         """The ratings of ``players`` (in ``variant``, or in all)."""
         rows: list[RatingRow] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,6 +21,7 @@ from test_hostile_storage import Serve, refused, told_moves
 
 from protocol import messages as m
 from protocol.client import ArenaClient, connect
+from server.store import hash_token
 
 
 async def _win_as_x(x: ArenaClient, o: ArenaClient, room: str) -> None:
@@ -144,6 +146,52 @@ async def test_players_are_loaded_when_they_come_back_not_at_start(any_db: str, 
         assert (await refused(connect(url_of(server), "Ann", timeout=10))).code == "name_taken"
         assert [p.name for p in server.players.values()] == ["bob", "ann"]
         await back.close()
+
+
+async def test_a_burst_of_hellos_waits_for_one_read_and_shares_the_next(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hellos that come while the store is read wait as a list, not a task and a worker
+    thread each, and are then read together: a few queries for the whole burst, each hello
+    decided as before (a token loads its player, a stored name is taken, a new one is free)."""
+    tokens = {}
+    async with running_server(tmp_path, db=any_db) as server:
+        for name in ("ann", "bob"):
+            client = await connect(url_of(server), name, timeout=10)
+            tokens[name] = client.welcome.token
+            await client.close()
+    limits = {"signup_burst": 1000, "ip_burst": 1000}
+    async with running_server(tmp_path, db=any_db, hello_timeout=30.0, **limits) as server:
+        gate, reads = threading.Event(), []
+        read = server.store.read
+
+        def gated(sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+            reads.append(sql)
+            gate.wait(30)
+            return read(sql, params)
+
+        monkeypatch.setattr(server.store, "read", gated)
+        url = url_of(server)
+        hellos = [asyncio.create_task(connect(url, f"new{i}", timeout=30)) for i in range(20)]
+        hellos.append(asyncio.create_task(connect(url, "bob", token=tokens["bob"], timeout=30)))
+        taken = asyncio.create_task(refused(connect(url, "Ann", timeout=30)))
+        try:
+            for _ in range(500):
+                if server.metrics.frames >= 22:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            assert server.metrics.frames == 22 and len(reads) == 1, "one read at a time"
+            assert not server._reads, "no task per waiting hello"
+        finally:
+            gate.set()
+        clients = await asyncio.gather(*hellos)
+        assert (await taken).code == "name_taken"
+        assert len(reads) <= 4, f"the other 21 hellos in one batch: {reads}"
+        assert [c.welcome.player.name for c in clients] == [*(f"new{i}" for i in range(20)), "bob"]
+        assert server.arena.players.by_token[hash_token(tokens["bob"])].name == "bob"
+        for client in clients:
+            await client.close()
 
 
 def _healthz(port: int) -> tuple[int, dict[str, Any]]:

@@ -22,6 +22,8 @@ tools and tests.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from protocol import messages as m
@@ -34,6 +36,11 @@ from server.store import PlayerRow, RatingRow, Store, hash_token
 if TYPE_CHECKING:
     from server.arena import Arena
 
+log = logging.getLogger("ttt.server")
+
+#: The most hellos read in one go (one query per key of up to 500).
+BATCH = 500
+
 __all__ = ["SharedReads", "find_player", "own_room", "refresh_ratings", "refresh_variant", "wire"]
 
 
@@ -43,6 +50,9 @@ class SharedReads:
     def __init__(self, arena: Arena, store: Store) -> None:
         self.arena = arena
         self.store = store
+        #: Hellos waiting for the next read (`load_then`), and those of the read in flight.
+        self._waiting: list[tuple[m.Hello, Callable[[m.Hello, str | None], None]]] = []
+        self._batch: list[tuple[m.Hello, Callable[[m.Hello, str | None], None]]] | None = None
 
     def needs(self, hello: m.Hello) -> bool:
         """Whether ``hello`` names a player this node has not loaded (a store read first)."""
@@ -50,6 +60,55 @@ class SharedReads:
         if hello.token is not None:
             return hash_token(hello.token) not in players.by_token
         return players.named(hello.name) is None
+
+    def load_then(self, hello: m.Hello, then: Callable[[m.Hello, str | None], None]) -> None:
+        """Load the player ``hello`` names, if the store has it, then call ``then(hello,
+        failed)`` on the loop (``failed``: why the read failed, or None).
+
+        The hellos that come while a read is in flight wait in a list and are read together
+        in the next one (one worker-thread job and a few queries for a burst of hellos): a
+        waiting hello costs a tuple, not a task, a coroutine and a future of its own, so a
+        burst of them leaves no scattered memory behind once they are decided."""
+        self._waiting.append((hello, then))
+        if self._batch is None:
+            self._next()
+
+    def _next(self) -> None:
+        """Read the hellos that wait (at most `BATCH`), in a worker thread."""
+        batch, self._waiting = self._waiting[:BATCH], self._waiting[BATCH:]
+        if not batch:
+            self._batch = None
+            return
+        self._batch = batch
+        tokens = [hash_token(h.token) for h, _ in batch if h.token is not None]
+        names = [h.name for h, _ in batch if h.token is None]
+        try:
+            read = asyncio.get_running_loop().run_in_executor(None, self.store.find_players, tokens, names)
+        except RuntimeError as exc:  # the loop's executor is shut down: the server is stopping
+            self._batch = None
+            for hello, then in batch:
+                then(hello, f"{type(exc).__name__}: {exc}")
+            return
+        read.add_done_callback(self._read)
+
+    def _read(self, read: asyncio.Future[tuple[list[PlayerRow], list[RatingRow]]]) -> None:
+        """A batch was read: put what was found into the arena, then decide its hellos."""
+        batch, failed = self._batch or [], None
+        try:
+            players, ratings = read.result()
+        except Exception as exc:
+            failed = f"{type(exc).__name__}: {exc}".strip()
+            log.warning("reading the store failed: %s", failed)
+        else:
+            for player in players:
+                _apply(self.arena, player, [])
+            _apply(self.arena, None, ratings)
+        for hello, then in batch:
+            try:
+                then(hello, failed)
+            except Exception:  # one hello's trouble is not the others'
+                log.exception("deciding a hello after a read failed")
+        self._next()
 
     async def load(self, hello: m.Hello) -> None:
         """Load the player ``hello`` names, if the store has it."""

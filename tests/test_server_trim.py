@@ -1,0 +1,37 @@
+"""Trimming the C heap once a burst is over (`server.trim`)."""
+
+from __future__ import annotations
+
+import ctypes.util
+
+import pytest
+
+from server.trim import Settling, malloc_trim
+
+
+def test_a_burst_is_trimmed_once_it_is_over_not_while_it_lasts() -> None:
+    settling = Settling(burst=1000, quiet=10)
+    assert not settling.tick(0), "the first look only counts"
+    assert [settling.tick(n) for n in (600, 1200, 1800)] == [False, False, False], "busy"
+    assert settling.tick(1805), "quiet after 1805 events"
+    assert not settling.tick(1805) and not settling.tick(1806), "once"
+
+
+def test_a_trickle_is_not_a_burst() -> None:
+    settling = Settling(burst=1000, quiet=10)
+    settling.tick(0)
+    assert not any(settling.tick(n) for n in range(5, 995, 5)), "never 1000 since the last trim"
+    assert not settling.tick(995)
+    assert [settling.tick(n) for n in (1000, 1004)] == [True, False], "then a trim, once"
+
+
+def test_a_busy_server_is_never_trimmed() -> None:
+    settling = Settling(burst=1000, quiet=10)
+    assert not any(settling.tick(n) for n in range(0, 100_000, 500))
+
+
+def test_glibc_has_malloc_trim() -> None:
+    if "libc.so" not in (ctypes.util.find_library("c") or ""):
+        pytest.skip("not glibc")
+    trim = malloc_trim()
+    assert trim is not None and trim(0) in (0, 1)
