@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import WebSocketException
+
 from bots.tournament.runner import start_server
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError
@@ -174,7 +176,7 @@ async def resume_via(
             resumed = await client.reconnect(url)
             if resumed.rooms.get(room) in ("replay", "snapshot"):
                 return resumed
-        except (OSError, ConnectionLost, RemoteError, TimeoutError):
-            pass
+        except (OSError, ConnectionLost, RemoteError, TimeoutError, WebSocketException):
+            pass  # as the client's Reconnector: a dying host may accept and then hang up
         assert time.monotonic() < deadline, f"{client.name} could not resume {room}"
         await asyncio.sleep(pause)
