@@ -68,6 +68,19 @@ class Layout:
         return None
 
 
+#: The letters that also move the cursor (as `Board.BINDINGS` says): row and column steps.
+LETTER_STEPS = {
+    "k": (-1, 0),
+    "j": (1, 0),
+    "h": (0, -1),
+    "l": (0, 1),
+    "y": (-1, -1),
+    "u": (-1, 1),
+    "b": (1, -1),
+    "n": (1, 1),
+}
+
+
 class Board(Widget, can_focus=True):
     """A game board; read-only for spectators (``interactive`` False)."""
 
@@ -190,8 +203,13 @@ class Board(Widget, can_focus=True):
         v = self.view.variant
         ch = event.character or ""
         if len(ch) == 1 and ch in LETTERS[: v.cols]:
-            self.typed = ch  # also bubbles: h is still "left", g still asks to resign
-            return
+            self.typed = ch
+            step = LETTER_STEPS.get(ch)
+            if step is not None:  # h is still "left", moved now: its binding would run only
+                event.stop()  # once the key has bubbled up, after a digit typed just behind it
+                event.prevent_default()
+                self.action_cursor(*step)
+            return  # other letters bubble: g still asks to resign
         if ch.isdigit() and len(ch) == 1 and self.typed:
             event.stop()
             self.type_digit(ch)

@@ -15,6 +15,7 @@ from server_harness import player, running_server
 from test_tui_app import make_app, shown, until
 from test_tui_snapshots import Still, played
 from test_tui_trial import in_lobby, screen_text
+from textual import events
 
 from bots.analyse import grade_moves
 from client_tui.board import Board
@@ -258,3 +259,23 @@ def test_docs_name_every_key_the_screens_bind() -> None:
                 else:
                     word = words[key]
                 assert word in docs, f"{screen.__name__}: {key} is not in docs/client.md"
+
+
+@pytest.mark.parametrize(
+    "variant, keys, cell", [("classic", "b2", 4), ("15x15k5", "h8", 112), ("15x15k5", "n1", 13)]
+)
+async def test_a_cell_typed_in_one_burst_lands_where_it_is_named(
+    tmp_path: Path, variant: str, keys: str, cell: int
+) -> None:
+    """A real terminal hands a burst of keys (``b2`` typed fast, or pasted) to the app at
+    once: a letter that also moves the cursor (``hjkl``, ``yubn``) must move it before the
+    digit after it names the cell, not after (a tmux trial played a3 for ``b2``)."""
+    _, view = played(variant, [])
+    app = Still(lambda app: GameScreen(view), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        board = await board_of(app, pilot)
+        board.cursor = 0 if cell else 1
+        for key in keys:  # as the driver posts them: no wait between the keys
+            app.post_message(events.Key(key, key))
+        await pilot.pause(0.2)
+        assert board.cursor == cell
