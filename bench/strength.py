@@ -3,6 +3,7 @@ match against `minimax` at equal thinking time through `ttt tournament --in-proc
 
 Run: .venv/bin/python bench/strength.py [--think-ms 500] [--openings 10] [--positions 12]
                                          [--seed 1] [--skip-match] [--skip-nodes] [--outside]
+                                         [--keep DIR]
 
 Nodes a second: both strategies choose a move in the same seeded mid-game positions
 (random moves near the centre), each with ``--think-ms``; a node is a position the
@@ -140,6 +141,7 @@ def match(
     seed: int,
     rates: dict[str, float],
     note: str = "",
+    keep: str | None = None,
 ) -> None:
     """`gomoku` (thinking ``think_ms`` a move) against ``entry`` (a `ttt tournament --bots`
     strategy) named ``opponent``: colour-swapped pairs from the first ``openings``. The
@@ -161,7 +163,11 @@ def match(
         )  # fmt: skip
         took = time.perf_counter() - started
         summary = json.loads((Path(out) / "standings.json").read_text())
-        games_played = [json.loads(line) for line in (Path(out) / "games.jsonl").read_text().splitlines()]
+        games_file = Path(out) / "games.jsonl"
+        games_played = [json.loads(line) for line in games_file.read_text().splitlines()]
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / f"{opponent}-games.jsonl").write_text(games_file.read_text())
     m = next(x for x in summary["matchups"] if x["player"] == "gomoku")
     games = m["games"]
     record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
@@ -208,7 +214,7 @@ def _outside_command() -> str:
     return f"{sys.executable} {Path(__file__).resolve().parent / 'outside_gomoku.py'}"
 
 
-def outside(openings: int, positions: int, seed: int, rates: dict[str, float]) -> None:
+def outside(openings: int, positions: int, seed: int, rates: dict[str, float], keep: str | None) -> None:
     """`gomoku` against the outside AI (``bench/outside_gomoku.py``) at equal thinking
     time: the outside AI has no clock (it searches to a fixed depth), so its time a move
     is measured first on the nodes/s positions, and `gomoku` gets that mean."""
@@ -235,7 +241,7 @@ def outside(openings: int, positions: int, seed: int, rates: dict[str, float]) -
     limit = max(5_000, 20 * mean_ms)  # the outside AI is never hurried: it has no clock to heed
     entry = f"bots.engines:gomocup think_ms={limit} {_outside_command()}"
     note = f"gomoku {mean_ms} ms a move, outside AI unhurried, "
-    match("outside", entry, mean_ms, openings, seed, {"gomoku": rates["gomoku"]}, note=note)
+    match("outside", entry, mean_ms, openings, seed, {"gomoku": rates["gomoku"]}, note=note, keep=keep)
 
 
 def main() -> None:
@@ -247,6 +253,7 @@ def main() -> None:
     parser.add_argument("--skip-match", action="store_true")
     parser.add_argument("--skip-nodes", action="store_true")
     parser.add_argument("--outside", action="store_true", help="also play the outside AI (the bench extra)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each match's games.jsonl in DIR")
     args = parser.parse_args()
     rates: dict[str, float] = {}
     if not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
@@ -254,9 +261,10 @@ def main() -> None:
     openings = min(args.openings, len(OPENINGS))
     if not args.skip_match:
         note = f"{args.think_ms} ms a move each, "
-        match("minimax", "strength:minimax", args.think_ms, openings, args.seed, rates, note=note)
+        entry = "strength:minimax"
+        match("minimax", entry, args.think_ms, openings, args.seed, rates, note=note, keep=args.keep)
     if args.outside:
-        outside(openings, args.positions, args.seed, rates)
+        outside(openings, args.positions, args.seed, rates, keep=args.keep)
 
 
 if __name__ == "__main__":
