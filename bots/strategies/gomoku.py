@@ -49,10 +49,13 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: Depth of the other side's VCT looked for after a root move: one more than our own,
+#: since a win by threats missed there is the game.
+_VCT_CHECK_DEPTH = 4
 #: Root moves checked for the other side's VCT after the alpha-beta search.
 _VCT_CHECKS = 5
 #: The share of the time left for alpha-beta, before the VCT checks.
-_SEARCH_SHARE = 0.85
+_SEARCH_SHARE = 0.7
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
@@ -177,21 +180,25 @@ class GomokuStrategy:
 
     def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
         """The first of ``moves`` after which the other side has no win by threats that
-        the VCT search finds in the time left (the first move when none is clear)."""
+        the VCT search finds in the time left. When the time runs out first: the first
+        move not shown to lose (the first move when every one is)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
+        failed: dict[int, int] = {}  # positions where the other side was found to have none
+        losing: set[Cell] = set()
         try:
             for m in moves:
                 lines.push(m, side)
                 try:
-                    if self._vct(1 - side, _VCT_DEPTH, {}) is None:
+                    if self._vct(1 - side, _VCT_CHECK_DEPTH, failed) is None:
                         return m
                 finally:
                     lines.pop(m)
+                losing.add(m)
         except _OutOfTime:
             pass
-        return moves[0]
+        return next((m for m in moves if m not in losing), moves[0])
 
     def _tick(self) -> None:
         self.nodes += 1
@@ -275,7 +282,7 @@ class GomokuStrategy:
 
         A three is a move after which ``side`` could make two winning cells at once;
         the defences tried are the empty cells of ``side``'s threatening windows and
-        the other side's fours (a four in reply is taken as a refutation)."""
+        the other side's fours (see `_answered`)."""
         lines = self._lines
         assert lines is not None
         if depth == 0 or self._vct_spent() or failed.get(lines.hash, -1) >= depth:
@@ -290,21 +297,30 @@ class GomokuStrategy:
             self._tick()
             lines.push(c, side)
             try:
-                wins = lines.wins(side)
-                if len(wins) >= 2:
-                    return c
-                if wins:
-                    defences = wins
-                elif self._double(side):
-                    defences = self._threat_cells(side) | lines.four_moves(other)
-                else:
-                    continue
-                if all(self._refuted(side, d, depth, failed) for d in sorted(defences)):
+                if self._answered(side, depth, failed):
                     return c
             finally:
                 lines.pop(c)
         failed[lines.hash] = depth
         return None
+
+    def _answered(self, side: int, depth: int, failed: dict[int, int]) -> bool:
+        """The other side to move, facing ``side``'s threat (a four or a three): does
+        ``side`` win by threats whatever it plays? False without a threat."""
+        lines = self._lines
+        assert lines is not None
+        if lines.fours[1 - side]:
+            return False  # the other side wins first
+        wins = lines.wins(side)
+        if len(wins) >= 2:
+            return True
+        if wins:
+            defences = wins
+        elif self._double(side):
+            defences = self._threat_cells(side) | lines.four_moves(1 - side)
+        else:
+            return False
+        return all(self._refuted(side, d, depth, failed) for d in sorted(defences))
 
     def _threat_cells(self, side: int) -> set[Cell]:
         lines = self._lines
@@ -314,13 +330,29 @@ class GomokuStrategy:
         return {e for w in windows for e in lines.window_cells[w] if stone[e] < 0}
 
     def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
-        """Whether ``side`` still wins by threats after the other side plays ``defence``."""
+        """Whether ``side`` still wins by threats after the other side plays ``defence``.
+
+        A defence that makes a four of the other side's is no refutation by itself:
+        ``side`` blocks it (one level of ``depth`` spent, so chains of such fours end)
+        and the other side, to move again, must still answer the threat."""
         lines = self._lines
         assert lines is not None
+        other = 1 - side
         self._tick()
-        lines.push(defence, 1 - side)
+        lines.push(defence, other)
         try:
-            return self._vct(side, depth - 1, failed) is not None
+            if not lines.fours[other]:
+                return self._vct(side, depth - 1, failed) is not None
+            blocks = lines.wins(other)
+            if len(blocks) >= 2 or depth <= 1:
+                return False
+            (block,) = blocks
+            self._tick()
+            lines.push(block, side)
+            try:
+                return self._answered(side, depth - 1, failed)
+            finally:
+                lines.pop(block)
         finally:
             lines.pop(defence)
 
