@@ -219,3 +219,13 @@ def test_out_of_time_it_plays_the_defence_not_shown_to_lose() -> None:
     player = GomokuStrategy(think_ms=600_000, nodes_budget=123_480)
     assert player.choose(s, random.Random(0)) == 64
     assert player.reason == "defence"
+
+
+def test_blocks_the_end_of_an_open_three_that_leaves_no_deeper_win_by_threats() -> None:
+    # O to move; X's open three (9,8)-(9,10) must be blocked at (9,7) or (9,11). After
+    # (9,7), the alpha-beta favourite, X wins by threats five moves deep (from (9,11));
+    # after (9,11) it has none. The VCT check looked four deep only, and too slowly.
+    opening = [112, 111, 126, 127, 98, 140, 143, 95, 79, 110, 125, 109, 128, 113, 144, 160, 145]
+    s = State.replay("15x15k5", opening)
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=107_000)
+    assert player.choose(s, random.Random(0)) == 146

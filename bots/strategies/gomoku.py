@@ -56,6 +56,9 @@ _VCT_CHECK_DEPTH = 4
 _VCT_CHECKS = 5
 #: The share of the time left for alpha-beta, before the VCT checks.
 _SEARCH_SHARE = 0.7
+#: The same share when the root is a defence of at most `_FEW` moves.
+_DEFENCE_SHARE = 0.4
+_FEW = 3
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
@@ -171,31 +174,40 @@ class GomokuStrategy:
             ordered, reason = safe, "defence"
         root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
-        # alpha-beta gets most of what is left; the VCT checks after it are quick
-        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * _SEARCH_SHARE
-        self._limit = self.nodes + int((limit - self.nodes) * _SEARCH_SHARE)
+        # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
+        # few defences, the checks (which end to block an open three) matter more
+        share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * share
+        self._limit = self.nodes + int((limit - self.nodes) * share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
         return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
 
     def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
-        """The first of ``moves`` after which the other side has no win by threats that
-        the VCT search finds in the time left. When the time runs out first: the first
-        move not shown to lose (the first move when every one is)."""
+        """The first of ``moves`` after which the other side has no win by threats, the
+        VCT search looking `_VCT_CHECK_DEPTH` deep, then one deeper while time is left.
+        When the time runs out: the first move not shown to lose (the first move when
+        every one is)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
         failed: dict[int, int] = {}  # positions where the other side was found to have none
         losing: set[Cell] = set()
         try:
-            for m in moves:
-                lines.push(m, side)
-                try:
-                    if self._vct(1 - side, _VCT_CHECK_DEPTH, failed) is None:
-                        return m
-                finally:
-                    lines.pop(m)
-                losing.add(m)
+            for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
+                for m in moves:
+                    if m in losing:
+                        continue
+                    lines.push(m, side)
+                    try:
+                        found = self._vct(1 - side, depth, failed)
+                    finally:
+                        lines.pop(m)
+                    if found is None:
+                        break
+                    losing.add(m)
+                else:
+                    break  # every move loses
         except _OutOfTime:
             pass
         return next((m for m in moves if m not in losing), moves[0])
@@ -244,17 +256,20 @@ class GomokuStrategy:
         failed[lines.hash] = depth
         return None
 
-    def _threes(self, side: int) -> set[Cell]:
-        """Empty cells where ``side`` makes a three: a window two short, none of the other's."""
+    def _threes(self, side: int) -> dict[Cell, int]:
+        """Empty cells where ``side`` makes a three (a window two short, none of the
+        other's), each with the number of such windows through it."""
         lines = self._lines
         assert lines is not None
         k, stone, size = lines.k, lines.stone, lines.k + 2
         mine, theirs = (k - 3) * size, k - 3  # the code of a window with k-3 of X's / O's, no other
         want = mine if side == 0 else theirs
-        out: set[Cell] = set()
+        out: dict[Cell, int] = {}
         for w, code in enumerate(lines.code):
             if code == want:
-                out.update(e for e in lines.window_cells[w] if stone[e] < 0)
+                for e in lines.window_cells[w]:
+                    if stone[e] < 0:
+                        out[e] = out.get(e, 0) + 1
         return out
 
     def _double(self, side: int) -> bool:
@@ -293,7 +308,11 @@ class GomokuStrategy:
             return found
         if lines.fours[other]:
             return None
-        for c in sorted(self._threes(side) | lines.four_moves(side)):
+        # fours first, then the threes through the most windows (a win is found sooner)
+        threes = self._threes(side)
+        for c in lines.four_moves(side):
+            threes[c] = 1000
+        for c in sorted(threes, key=lambda c: (-threes[c], c)):
             self._tick()
             lines.push(c, side)
             try:
