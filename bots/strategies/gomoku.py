@@ -176,9 +176,9 @@ class GomokuStrategy:
         deadline, limit = self._deadline, self._limit
         # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
         # few defences, the checks (which end to block an open three) matter more
-        share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
-        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * share
-        self._limit = self.nodes + int((limit - self.nodes) * share)
+        search_share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * search_share
+        self._limit = self.nodes + int((limit - self.nodes) * search_share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
         return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
