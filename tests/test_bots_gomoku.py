@@ -229,3 +229,15 @@ def test_blocks_the_end_of_an_open_three_that_leaves_no_deeper_win_by_threats() 
     s = State.replay("15x15k5", opening)
     player = GomokuStrategy(think_ms=600_000, nodes_budget=107_000)
     assert player.choose(s, random.Random(0)) == 146
+
+
+def test_a_four_that_only_delays_is_not_taken_for_a_defence() -> None:
+    # O to move; X wins by threats after (9,11) (146), a four of O's on the diagonal
+    # (6,8)-(8,10): X blocks at (10,12) and goes on. Checked as a root move, the four was
+    # "safe" (X, facing a four, had no VCT) and, being the alpha-beta favourite, played.
+    # (4,5) (65) holds out four moves deep (X wins five deep after every move here).
+    s = State.replay("15x15k5", [112, 98, 113, 114, 82, 130, 97, 67, 111])
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=112_000)
+    player.choose(s, random.Random(0))  # sets up the strategy's board for the position
+    player._deadline, player._limit = float("inf"), 1 << 62
+    assert player._no_vct_after(1, [146, 65]) == 65

@@ -55,7 +55,7 @@ _VCT_CHECK_DEPTH = 4
 #: Root moves checked for the other side's VCT after the alpha-beta search.
 _VCT_CHECKS = 5
 #: The share of the time left for alpha-beta, before the VCT checks.
-_SEARCH_SHARE = 0.7
+_SEARCH_SHARE = 0.5
 #: The same share when the root is a defence of at most `_FEW` moves.
 _DEFENCE_SHARE = 0.4
 _FEW = 3
@@ -186,31 +186,51 @@ class GomokuStrategy:
     def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
         """The first of ``moves`` after which the other side has no win by threats, the
         VCT search looking `_VCT_CHECK_DEPTH` deep, then one deeper while time is left.
-        When the time runs out: the first move not shown to lose (the first move when
-        every one is)."""
+        When the time runs out: the first move not shown to lose (when every one is:
+        the last found safe at a shallower depth, else the first)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
         failed: dict[int, int] = {}  # positions where the other side was found to have none
         losing: set[Cell] = set()
+        held = moves[0]
         try:
             for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
                 for m in moves:
                     if m in losing:
                         continue
-                    lines.push(m, side)
-                    try:
-                        found = self._vct(1 - side, depth, failed)
-                    finally:
-                        lines.pop(m)
+                    found = self._vct_after(side, m, depth, failed)
                     if found is None:
+                        held = m
                         break
                     losing.add(m)
                 else:
                     break  # every move loses
         except _OutOfTime:
             pass
-        return next((m for m in moves if m not in losing), moves[0])
+        return next((m for m in moves if m not in losing), held)
+
+    def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int]) -> Cell | None:
+        """The other side's VCT after ``side`` plays ``move``. A four in ``move`` delays,
+        it does not defend: the block is made, and the other side is looked at as if it
+        were to move again."""
+        lines = self._lines
+        assert lines is not None
+        lines.push(move, side)
+        try:
+            blocks = lines.wins(side)
+            if len(blocks) >= 2:
+                return None
+            if not blocks:
+                return self._vct(1 - side, depth, failed)
+            (block,) = blocks
+            lines.push(block, 1 - side)
+            try:
+                return self._vct(1 - side, depth, failed)
+            finally:
+                lines.pop(block)
+        finally:
+            lines.pop(move)
 
     def _tick(self) -> None:
         self.nodes += 1
