@@ -55,7 +55,7 @@ _VCT_CHECK_DEPTH = 4
 #: Root moves checked for the other side's VCT after the alpha-beta search.
 _VCT_CHECKS = 5
 #: The share of the time left for alpha-beta, before the VCT checks.
-_SEARCH_SHARE = 0.5
+_SEARCH_SHARE = 0.7
 #: The same share when the root is a defence of at most `_FEW` moves.
 _DEFENCE_SHARE = 0.4
 _FEW = 3
