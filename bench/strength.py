@@ -3,6 +3,7 @@ match against `minimax` at equal thinking time through `ttt tournament --in-proc
 
 Run: .venv/bin/python bench/strength.py [--think-ms 500] [--openings 10] [--positions 12]
                                          [--seed 1] [--skip-match] [--skip-nodes] [--outside]
+                                         [--keep DIR]
 
 Nodes a second: both strategies choose a move in the same seeded mid-game positions
 (random moves near the centre), each with ``--think-ms``; a node is a position the
@@ -15,7 +16,11 @@ The match: colour-swapped pairs (each opening once with each side first) from sh
 openings around the centre, both strategies thinking ``--think-ms`` a move; the score
 and the Elo difference with its 95 % error come from the tournament's standings. The
 strategies are given to the tournament as ``module:attribute`` factories from this file
-(the think time travels in the environment variable ``TTT_STRENGTH_MS``).
+(the think time travels in the environment variable ``TTT_STRENGTH_MS``). A tournament
+plays on node budgets so that its games replay from the seed; each side gets the budget
+of ``--think-ms`` at its own nodes a millisecond, measured above in the same run (so the
+nodes figure is always measured; ``--skip-nodes`` only keeps it quiet), and the mean time
+each side took a move, read from the games, is printed beside the score.
 
 With ``--outside``: the same match against an outside gomoku AI, the PyPI package
 ``gomoku-terminal`` behind the Gomocup protocol (``bench/outside_gomoku.py``, run as an
@@ -47,18 +52,30 @@ OPENINGS = (
 )  # fmt: skip
 
 
-def gomoku() -> Any:
-    """The `gomoku` strategy at the bench's think time (a factory for `ttt tournament`)."""
+def _at_think_time(name: str) -> Any:
+    """``name`` thinking ``TTT_STRENGTH_MS`` a move, with the node budget that takes it that
+    long: ``TTT_STRENGTH_RATES`` (``name=nodes_a_ms,...``, measured by `nodes_per_second`
+    in the same run). A tournament plays on node budgets, not the clock, so its games
+    replay from the seed; left to it (`base.reproducible`: 20 nodes a millisecond for
+    every searcher) the faster searcher would get the slower one's count, not its time.
+    ``think_ms`` stays a hard limit."""
     import bots
 
-    return bots.strategy("gomoku", think_ms=int(os.environ.get("TTT_STRENGTH_MS", "500")))
+    think_ms = int(os.environ.get("TTT_STRENGTH_MS", "500"))
+    rates = dict(pair.split("=") for pair in os.environ.get("TTT_STRENGTH_RATES", "").split(",") if pair)
+    if name not in rates:
+        raise RuntimeError(f"no nodes a millisecond measured for {name} (TTT_STRENGTH_RATES)")
+    return bots.strategy(name, think_ms=think_ms, nodes_budget=max(1, round(think_ms * float(rates[name]))))
+
+
+def gomoku() -> Any:
+    """The `gomoku` strategy at the bench's think time (a factory for `ttt tournament`)."""
+    return _at_think_time("gomoku")
 
 
 def minimax() -> Any:
     """The `minimax` strategy at the bench's think time."""
-    import bots
-
-    return bots.strategy("minimax", think_ms=int(os.environ.get("TTT_STRENGTH_MS", "500")))
+    return _at_think_time("minimax")
 
 
 def _positions(count: int, rng: random.Random) -> list[Any]:
@@ -77,8 +94,14 @@ def _positions(count: int, rng: random.Random) -> list[Any]:
     return out
 
 
-def nodes_per_second(think_ms: int, count: int, seed: int) -> None:
+def nodes_per_second(think_ms: int, count: int, seed: int, quiet: bool = False) -> dict[str, float]:
+    """Nodes a millisecond of `minimax` and `gomoku` (printed with the ratio unless
+    ``quiet``): the match gives each side the budget of its own speed."""
     import bots
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(line)
 
     positions = _positions(count, random.Random(seed))
     rates = {}
@@ -92,29 +115,42 @@ def nodes_per_second(think_ms: int, count: int, seed: int) -> None:
             nodes += player.nodes  # type: ignore[attr-defined]
             scored += getattr(player, "scored", 0)
         rates[name] = nodes / took
-        print(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in {took:.2f} s, "
+        say(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in {took:.2f} s, "
               f"{rates[name]:.0f} nodes/s")  # fmt: skip
         if scored:
             rates["entered"] = (nodes - scored) / took
-            print(f"  of which {scored} leaves scored from their parent's gains without making the move; "
+            say(f"  of which {scored} leaves scored from their parent's gains without making the move; "
                   f"the rest, positions made on the board: {rates['entered']:.0f} a second")  # fmt: skip
     ratio = rates["gomoku"] / rates["minimax"]
     made = ""
     if "entered" in rates:
         made = f" (positions made alone: {rates['entered'] / rates['minimax']:.1f}x)"
-    print(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x{made}")
+    say(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x{made}")
+    return {name: rates[name] / 1000 for name in ("minimax", "gomoku")}
 
 
 def _elo(score: float) -> float:
     return -400 * math.log10(1 / score - 1)
 
 
-def match(opponent: str, entry: str, think_ms: int, openings: int, seed: int, note: str = "") -> None:
+def match(
+    opponent: str,
+    entry: str,
+    think_ms: int,
+    openings: int,
+    seed: int,
+    rates: dict[str, float],
+    note: str = "",
+    keep: str | None = None,
+) -> None:
     """`gomoku` (thinking ``think_ms`` a move) against ``entry`` (a `ttt tournament --bots`
-    strategy) named ``opponent``: colour-swapped pairs from the first ``openings``."""
+    strategy) named ``opponent``: colour-swapped pairs from the first ``openings``. The
+    strategies of this file get node budgets from ``rates`` (nodes a millisecond, see
+    `_at_think_time`); the time each side took a move is printed from the games."""
     here = Path(__file__).resolve().parent
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, TTT_STRENGTH_MS=str(think_ms))
+        env["TTT_STRENGTH_RATES"] = ",".join(f"{name}={rate:.3f}" for name, rate in rates.items())
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(here), env.get("PYTHONPATH", "")) if p)
         suite = " ".join(OPENINGS[:openings])
         started = time.perf_counter()
@@ -127,11 +163,19 @@ def match(opponent: str, entry: str, think_ms: int, openings: int, seed: int, no
         )  # fmt: skip
         took = time.perf_counter() - started
         summary = json.loads((Path(out) / "standings.json").read_text())
+        games_file = Path(out) / "games.jsonl"
+        games_played = [json.loads(line) for line in games_file.read_text().splitlines()]
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / f"{opponent}-games.jsonl").write_text(games_file.read_text())
     m = next(x for x in summary["matchups"] if x["player"] == "gomoku")
     games = m["games"]
     record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
     print(f"gomoku vs {opponent}, 15x15k5, {games} games ({openings} openings x 2 colours), {note}"
           f"{took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
+    used = _ms_a_move(games_played)
+    print("time a move, mean over the match: "
+          + ", ".join(f"{name} {ms:.0f} ms" for name, ms in sorted(used.items())))  # fmt: skip
     if m["elo"] is not None and math.isfinite(m["elo"]) and m["error95"] is not None:
         print(f"Elo difference {m['elo']:+.0f} +/- {m['error95']:.0f} (95 %), LOS {100 * m['los']:.1f} %")
     elif m["elo"] is not None and math.isfinite(m["elo"]):
@@ -153,11 +197,24 @@ def match(opponent: str, entry: str, think_ms: int, openings: int, seed: int, no
               f"{100 * m['score']:.0f} % in {games} games)")  # fmt: skip
 
 
+def _ms_a_move(games: list[dict[str, Any]]) -> dict[str, float]:
+    """Each player's mean thinking time a move, from the games' ``time_ms`` (the opening's
+    moves are not thought)."""
+    spent: dict[str, list[float]] = {}
+    for g in games:
+        for mark, index in (("x", 0), ("o", 1)):
+            thought = sum(1 for ply in range(len(g["opening"]), len(g["moves"])) if ply % 2 == index)
+            total = spent.setdefault(g[mark], [0.0, 0.0])
+            total[0] += g["time_ms"][mark]
+            total[1] += thought
+    return {name: ms / max(1.0, moves) for name, (ms, moves) in spent.items()}
+
+
 def _outside_command() -> str:
     return f"{sys.executable} {Path(__file__).resolve().parent / 'outside_gomoku.py'}"
 
 
-def outside(openings: int, positions: int, seed: int) -> None:
+def outside(openings: int, positions: int, seed: int, rates: dict[str, float], keep: str | None) -> None:
     """`gomoku` against the outside AI (``bench/outside_gomoku.py``) at equal thinking
     time: the outside AI has no clock (it searches to a fixed depth), so its time a move
     is measured first on the nodes/s positions, and `gomoku` gets that mean."""
@@ -184,7 +241,7 @@ def outside(openings: int, positions: int, seed: int) -> None:
     limit = max(5_000, 20 * mean_ms)  # the outside AI is never hurried: it has no clock to heed
     entry = f"bots.engines:gomocup think_ms={limit} {_outside_command()}"
     note = f"gomoku {mean_ms} ms a move, outside AI unhurried, "
-    match("outside", entry, mean_ms, openings, seed, note=note)
+    match("outside", entry, mean_ms, openings, seed, {"gomoku": rates["gomoku"]}, note=note, keep=keep)
 
 
 def main() -> None:
@@ -196,15 +253,18 @@ def main() -> None:
     parser.add_argument("--skip-match", action="store_true")
     parser.add_argument("--skip-nodes", action="store_true")
     parser.add_argument("--outside", action="store_true", help="also play the outside AI (the bench extra)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each match's games.jsonl in DIR")
     args = parser.parse_args()
-    if not args.skip_nodes:
-        nodes_per_second(args.think_ms, args.positions, args.seed)
+    rates: dict[str, float] = {}
+    if not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
+        rates = nodes_per_second(args.think_ms, args.positions, args.seed, quiet=args.skip_nodes)
     openings = min(args.openings, len(OPENINGS))
     if not args.skip_match:
         note = f"{args.think_ms} ms a move each, "
-        match("minimax", "strength:minimax", args.think_ms, openings, args.seed, note=note)
+        entry = "strength:minimax"
+        match("minimax", entry, args.think_ms, openings, args.seed, rates, note=note, keep=args.keep)
     if args.outside:
-        outside(openings, args.positions, args.seed)
+        outside(openings, args.positions, args.seed, rates, keep=args.keep)
 
 
 if __name__ == "__main__":

@@ -192,3 +192,52 @@ def test_keeps_what_it_learnt_between_moves_and_stays_reproducible() -> None:
     assert s.is_legal(again)
     fresh = GomokuStrategy(think_ms=600_000, nodes_budget=3_000)
     assert fresh.choose(s, random.Random(1)) == move
+
+
+# A game `minimax` won as X (bench/strength.py, issue 18): plies 0-14 lead to the
+# position where O had one move left, plies 15-23 to the one where X wins by threats.
+LOST_AS_O = [112, 113, 98, 97, 126, 84, 81, 129, 145, 114, 99, 115, 96, 111, 80,
+             128, 79, 78, 83, 82, 64, 48, 94, 109]  # fmt: skip
+
+
+def test_a_four_in_reply_does_not_refute_a_win_by_threats() -> None:
+    # X to move: (4,6) makes an open three on the anti-diagonal (6,4)-(4,6) beside the
+    # half-open threes of column 4 and column 6; O's only other resource is a four on
+    # row 7, which X blocks at (7,11) or (7,12) before going on. The VCT took that four
+    # for a refutation and saw no win.
+    s = State.replay("15x15k5", LOST_AS_O[:24])
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=50_000)
+    player.choose(s, random.Random(0))
+    assert player.reason in ("vcf", "vct"), player.reason
+
+
+def test_out_of_time_it_plays_the_defence_not_shown_to_lose() -> None:
+    # O to move: X wins by fours after every move but (8,8) and (4,4). After (8,8), the
+    # alpha-beta favourite, X wins by threats 4 moves deep (the VCT check shows it); the
+    # time ran out while (4,4) was being checked, and the favourite was played anyway.
+    s = State.replay("15x15k5", LOST_AS_O[:15])
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=123_480)
+    assert player.choose(s, random.Random(0)) == 64
+    assert player.reason == "defence"
+
+
+def test_blocks_the_end_of_an_open_three_that_leaves_no_deeper_win_by_threats() -> None:
+    # O to move; X's open three (9,8)-(9,10) must be blocked at (9,7) or (9,11). After
+    # (9,7), the alpha-beta favourite, X wins by threats five moves deep (from (9,11));
+    # after (9,11) it has none. The VCT check looked four deep only, and too slowly.
+    opening = [112, 111, 126, 127, 98, 140, 143, 95, 79, 110, 125, 109, 128, 113, 144, 160, 145]
+    s = State.replay("15x15k5", opening)
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=107_000)
+    assert player.choose(s, random.Random(0)) == 146
+
+
+def test_a_four_that_only_delays_is_not_taken_for_a_defence() -> None:
+    # O to move; X wins by threats after (9,11) (146), a four of O's on the diagonal
+    # (6,8)-(8,10): X blocks at (10,12) and goes on. Checked as a root move, the four was
+    # "safe" (X, facing a four, had no VCT) and, being the alpha-beta favourite, played.
+    # (4,5) (65) holds out four moves deep (X wins five deep after every move here).
+    s = State.replay("15x15k5", [112, 98, 113, 114, 82, 130, 97, 67, 111])
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=112_000)
+    player.choose(s, random.Random(0))  # sets up the strategy's board for the position
+    player._deadline, player._limit = float("inf"), 1 << 62
+    assert player._no_vct_after(1, [146, 65]) == 65

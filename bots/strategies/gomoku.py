@@ -49,10 +49,16 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: Depth of the other side's VCT looked for after a root move: one more than our own,
+#: since a win by threats missed there is the game.
+_VCT_CHECK_DEPTH = 4
 #: Root moves checked for the other side's VCT after the alpha-beta search.
 _VCT_CHECKS = 5
 #: The share of the time left for alpha-beta, before the VCT checks.
-_SEARCH_SHARE = 0.85
+_SEARCH_SHARE = 0.7
+#: The same share when the root is a defence of at most `_FEW` moves.
+_DEFENCE_SHARE = 0.4
+_FEW = 3
 #: How many fours of its own the side to move may play in the VCF probe made one ply
 #: above the horizon.
 _PROBE_DEPTH = 6
@@ -168,30 +174,63 @@ class GomokuStrategy:
             ordered, reason = safe, "defence"
         root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
-        # alpha-beta gets most of what is left; the VCT checks after it are quick
-        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * _SEARCH_SHARE
-        self._limit = self.nodes + int((limit - self.nodes) * _SEARCH_SHARE)
+        # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
+        # few defences, the checks (which end to block an open three) matter more
+        search_share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
+        self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * search_share
+        self._limit = self.nodes + int((limit - self.nodes) * search_share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
         return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
 
     def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
-        """The first of ``moves`` after which the other side has no win by threats that
-        the VCT search finds in the time left (the first move when none is clear)."""
+        """The first of ``moves`` after which the other side has no win by threats, the
+        VCT search looking `_VCT_CHECK_DEPTH` deep, then one deeper while time is left.
+        When the time runs out: the first move not shown to lose (when every one is:
+        the last found safe at a shallower depth, else the first)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
+        failed: dict[int, int] = {}  # positions where the other side was found to have none
+        losing: set[Cell] = set()
+        held = moves[0]
         try:
-            for m in moves:
-                lines.push(m, side)
-                try:
-                    if self._vct(1 - side, _VCT_DEPTH, {}) is None:
-                        return m
-                finally:
-                    lines.pop(m)
+            for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
+                for m in moves:
+                    if m in losing:
+                        continue
+                    found = self._vct_after(side, m, depth, failed)
+                    if found is None:
+                        held = m
+                        break
+                    losing.add(m)
+                else:
+                    break  # every move loses
         except _OutOfTime:
             pass
-        return moves[0]
+        return next((m for m in moves if m not in losing), held)
+
+    def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int]) -> Cell | None:
+        """The other side's VCT after ``side`` plays ``move``. A four in ``move`` delays,
+        it does not defend: the block is made, and the other side is looked at as if it
+        were to move again."""
+        lines = self._lines
+        assert lines is not None
+        lines.push(move, side)
+        try:
+            blocks = lines.wins(side)
+            if len(blocks) >= 2:
+                return None
+            if not blocks:
+                return self._vct(1 - side, depth, failed)
+            (block,) = blocks
+            lines.push(block, 1 - side)
+            try:
+                return self._vct(1 - side, depth, failed)
+            finally:
+                lines.pop(block)
+        finally:
+            lines.pop(move)
 
     def _tick(self) -> None:
         self.nodes += 1
@@ -237,17 +276,20 @@ class GomokuStrategy:
         failed[lines.hash] = depth
         return None
 
-    def _threes(self, side: int) -> set[Cell]:
-        """Empty cells where ``side`` makes a three: a window two short, none of the other's."""
+    def _threes(self, side: int) -> dict[Cell, int]:
+        """Empty cells where ``side`` makes a three (a window two short, none of the
+        other's), each with the number of such windows through it."""
         lines = self._lines
         assert lines is not None
         k, stone, size = lines.k, lines.stone, lines.k + 2
         mine, theirs = (k - 3) * size, k - 3  # the code of a window with k-3 of X's / O's, no other
         want = mine if side == 0 else theirs
-        out: set[Cell] = set()
+        out: dict[Cell, int] = {}
         for w, code in enumerate(lines.code):
             if code == want:
-                out.update(e for e in lines.window_cells[w] if stone[e] < 0)
+                for e in lines.window_cells[w]:
+                    if stone[e] < 0:
+                        out[e] = out.get(e, 0) + 1
         return out
 
     def _double(self, side: int) -> bool:
@@ -275,7 +317,7 @@ class GomokuStrategy:
 
         A three is a move after which ``side`` could make two winning cells at once;
         the defences tried are the empty cells of ``side``'s threatening windows and
-        the other side's fours (a four in reply is taken as a refutation)."""
+        the other side's fours (see `_answered`)."""
         lines = self._lines
         assert lines is not None
         if depth == 0 or self._vct_spent() or failed.get(lines.hash, -1) >= depth:
@@ -286,25 +328,38 @@ class GomokuStrategy:
             return found
         if lines.fours[other]:
             return None
-        for c in sorted(self._threes(side) | lines.four_moves(side)):
+        # fours first, then the threes through the most windows (a win is found sooner)
+        threes = self._threes(side)
+        for c in lines.four_moves(side):
+            threes[c] = 1000
+        for c in sorted(threes, key=lambda c: (-threes[c], c)):
             self._tick()
             lines.push(c, side)
             try:
-                wins = lines.wins(side)
-                if len(wins) >= 2:
-                    return c
-                if wins:
-                    defences = wins
-                elif self._double(side):
-                    defences = self._threat_cells(side) | lines.four_moves(other)
-                else:
-                    continue
-                if all(self._refuted(side, d, depth, failed) for d in sorted(defences)):
+                if self._answered(side, depth, failed):
                     return c
             finally:
                 lines.pop(c)
         failed[lines.hash] = depth
         return None
+
+    def _answered(self, side: int, depth: int, failed: dict[int, int]) -> bool:
+        """The other side to move, facing ``side``'s threat (a four or a three): does
+        ``side`` win by threats whatever it plays? False without a threat."""
+        lines = self._lines
+        assert lines is not None
+        if lines.fours[1 - side]:
+            return False  # the other side wins first
+        wins = lines.wins(side)
+        if len(wins) >= 2:
+            return True
+        if wins:
+            defences = wins
+        elif self._double(side):
+            defences = self._threat_cells(side) | lines.four_moves(1 - side)
+        else:
+            return False
+        return all(self._refuted(side, d, depth, failed) for d in sorted(defences))
 
     def _threat_cells(self, side: int) -> set[Cell]:
         lines = self._lines
@@ -314,13 +369,29 @@ class GomokuStrategy:
         return {e for w in windows for e in lines.window_cells[w] if stone[e] < 0}
 
     def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
-        """Whether ``side`` still wins by threats after the other side plays ``defence``."""
+        """Whether ``side`` still wins by threats after the other side plays ``defence``.
+
+        A defence that makes a four of the other side's is no refutation by itself:
+        ``side`` blocks it (one level of ``depth`` spent, so chains of such fours end)
+        and the other side, to move again, must still answer the threat."""
         lines = self._lines
         assert lines is not None
+        other = 1 - side
         self._tick()
-        lines.push(defence, 1 - side)
+        lines.push(defence, other)
         try:
-            return self._vct(side, depth - 1, failed) is not None
+            if not lines.fours[other]:
+                return self._vct(side, depth - 1, failed) is not None
+            blocks = lines.wins(other)
+            if len(blocks) >= 2 or depth <= 1:
+                return False
+            (block,) = blocks
+            self._tick()
+            lines.push(block, side)
+            try:
+                return self._answered(side, depth - 1, failed)
+            finally:
+                lines.pop(block)
         finally:
             lines.pop(defence)
 
