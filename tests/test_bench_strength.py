@@ -1,7 +1,7 @@
 """bench/strength.py plays its match at equal thinking time: a tournament gives every
-searcher a node budget (`base.reproducible`, 20 nodes a millisecond whatever its speed),
-so the bench sets each side's budget from the nodes a millisecond it measured for that
-side, and the faster searcher is not cut to the slower one's count."""
+searcher a node budget (`base.reproducible`, at a rate each strategy names well under its
+speed), so the bench sets each side's budget from the nodes a millisecond it measured for
+that side in the same run, and neither is cut short of its time."""
 
 from __future__ import annotations
 

@@ -241,3 +241,14 @@ def test_a_four_that_only_delays_is_not_taken_for_a_defence() -> None:
     player.choose(s, random.Random(0))  # sets up the strategy's board for the position
     player._deadline, player._limit = float("inf"), 1 << 62
     assert player._no_vct_after(1, [146, 65]) == 65
+
+
+def test_a_tournament_gives_it_a_node_budget_at_its_own_speed() -> None:
+    """`ttt tournament` turns ``think_ms`` into a node budget; gomoku searches about 30 times
+    as many positions a millisecond as minimax, so the budget follows its own rate (at
+    minimax's it got a twentieth of its time: the strength bench caught it)."""
+    from bots.strategies.base import NODES_PER_MS, reproducible
+
+    bot = GomokuStrategy(think_ms=50)
+    reproducible(bot)
+    assert bot.nodes_budget == 50 * GomokuStrategy.nodes_per_ms > 10 * 50 * NODES_PER_MS

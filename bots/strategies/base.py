@@ -43,9 +43,9 @@ class Noisy:
 
 
 #: Positions a millisecond of ``think_ms`` is worth when a tournament turns a time budget
-#: into a node budget (`reproducible`): well under what `minimax` and `gomoku` enter on the
-#: machines this runs on (95 to 140 a millisecond measured), so the count is reached
-#: before the time runs out.
+#: into a node budget (`reproducible`), for a searcher that names no rate of its own (a
+#: ``nodes_per_ms`` attribute): well under what `minimax` enters on the machines this runs
+#: on (95 to 140 a millisecond measured), so the count is reached before the time runs out.
 NODES_PER_MS = 20
 
 
@@ -53,7 +53,8 @@ def reproducible(strategy: object) -> None:
     """Make ``strategy`` choose from the position and its random source alone, as a
     tournament's games must replay from its seed: a searcher that stops on the wall clock
     (an int ``think_ms`` beside a ``nodes_budget`` of None, looked up through noise
-    wrappers) gets a node budget of ``think_ms`` times `NODES_PER_MS`. Its ``think_ms``
+    wrappers) gets a node budget of ``think_ms`` times its own ``nodes_per_ms`` (else
+    `NODES_PER_MS`: a faster searcher must not be cut to a slower one's count). Its ``think_ms``
     stays a hard limit (a bot's clock sets it per move): a move is reproducible as long as
     the count is reached first. Strategies without a budget are left as they are."""
     seen = 0
@@ -61,7 +62,8 @@ def reproducible(strategy: object) -> None:
         think_ms = getattr(strategy, "think_ms", None)
         if isinstance(think_ms, int) and hasattr(strategy, "nodes_budget"):
             if strategy.nodes_budget is None:
-                strategy.nodes_budget = max(1, think_ms * NODES_PER_MS)
+                rate = getattr(strategy, "nodes_per_ms", NODES_PER_MS)
+                strategy.nodes_budget = max(1, round(think_ms * rate))
             return
         strategy = getattr(strategy, "inner", None) or getattr(strategy, "strategy", None)
         seen += 1
