@@ -36,7 +36,7 @@ from server.decision import Decision
 from server.lease import Lease, LeaseRules, Verdict
 from server.players import Player
 from server.ratings import Rating
-from server.recovery import load_rooms
+from server.recovery import load_rooms, players_of
 from server.store import Store, StoredRoom
 
 
@@ -195,7 +195,7 @@ class Cluster:
         if not won:
             return None
         rooms = self.store.open_rooms(won)
-        ids = sorted({p for r in rooms for g in r.games for p in (g.x, g.o)} | _seated(rooms))
+        ids = players_of(rooms)
         players = self.store.players_with_ids(ids)
         ratings = self.store.ratings_of(ids)
         return rooms, players, ratings
@@ -304,10 +304,6 @@ class Cluster:
             hosts.pop(name.casefold(), None)
         else:
             hosts[name.casefold()] = found[1]
-
-
-def _seated(rooms: list[StoredRoom]) -> set[str]:
-    return {p for r in rooms for p in (r.seat_x, r.seat_o) if p is not None}
 
 
 __all__ = ["Cluster", "Decision"]

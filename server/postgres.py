@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool
 
 from server.ops import MoveSaved
 from server.schema import migrate
-from server.store import Store
+from server.store import Fenced, Store
 
 #: Seconds to wait for a connection (a stopped server refuses at once; a lost host does not).
 CONNECT_TIMEOUT = 5
@@ -133,7 +133,7 @@ class PostgresStore(Store):
     """The tables in a PostgreSQL database that every node of the arena shares."""
 
     dialect = "postgresql"
-    rejected: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
+    rejected: tuple[type[Exception], ...] = (psycopg.IntegrityError, Fenced)
     transient: tuple[type[Exception], ...] = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
     BEGIN = "BEGIN"
     FOR_UPDATE = " FOR UPDATE"

@@ -46,8 +46,7 @@ def recover(arena: Arena, store: Store, now: float, only: set[str] | None = None
         stored = [r for r in store.open_rooms() if own_room(arena.config.node_id, r.id)]
     else:
         stored = store.open_rooms(only)
-    seated = {pid for r in stored for pid in r.seats_taken()}
-    ids = sorted(seated | {p for r in stored for g in r.games for p in (g.x, g.o)})
+    ids = players_of(stored)
     for pid, name, kind, token_hash in store.players_with_ids(ids):
         arena.players.add(Player(pid, name, kind, token_hash))
     for pid, variant, rating, rd, vol, games in store.ratings_of(ids):
@@ -61,6 +60,12 @@ def recover(arena: Arena, store: Store, now: float, only: set[str] | None = None
         len(closed),
     )
     return decision
+
+
+def players_of(rooms: list[StoredRoom]) -> list[str]:
+    """Who ``rooms`` need in the roster: their seated players and those of their games."""
+    seated = {pid for r in rooms for pid in r.seats_taken()}
+    return sorted(seated | {p for r in rooms for g in r.games for p in (g.x, g.o)})
 
 
 def load_rooms(arena: Arena, stored_rooms: list[StoredRoom], now: float) -> tuple[Decision, list[str]]:

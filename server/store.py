@@ -151,7 +151,8 @@ class Store:
     #: Which SQL dialect `server.schema` writes for.
     dialect = "sqlite"
     #: What the database raises for an operation it will never take (a constraint it breaks).
-    rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
+    #: What trying again cannot help: a constraint broken, or a room another node owns now.
+    rejected: tuple[type[Exception], ...] = (sqlite3.IntegrityError, Fenced)
     #: (node, epoch) of this node's lease once it is clustered (`lease_register`): then
     #: every write to a room first checks, in its transaction, that the room is ours.
     fence: tuple[str, int] | None = None

@@ -244,10 +244,7 @@ class Writer:
                 started = time.perf_counter()
                 self.busy_since = time.monotonic()
                 self.store.write(ops)
-            except Fenced as exc:  # another node owns a room now
-                self.busy_since = None
-                raise _Rejected(str(exc)) from exc
-            except self.store.rejected as exc:  # trying again cannot help
+            except self.store.rejected as exc:  # trying again cannot help (a constraint, a fence)
                 self.busy_since = None
                 raise _Rejected(str(exc)) from exc
             except self.store.transient as exc:
