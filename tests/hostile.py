@@ -82,25 +82,23 @@ def rss_kib(pid: int) -> int:
     return int(found.group(1))
 
 
-def serve(db: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    """A real `ttt serve` on ``port``; returns once it listens."""
-    proc = subprocess.Popen(
-        [
-            *TTT,
-            "serve",
-            "--port",
-            str(port),
-            "--db",
-            str(db),
-            "--log-level",
-            "warning",
-            "--house-bots",
-            "none",
-            *extra,
-        ],
+#: Warnings only, and no house bots (a later ``--house-bots`` wins).
+QUIET = ("--log-level", "warning", "--house-bots", "none")
+
+
+def launch(db: Path | str, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    """A real `ttt serve` on ``port`` with ``db``, no house bots (a later ``--house-bots``
+    in ``extra`` wins), warnings only; started, not yet listening."""
+    return subprocess.Popen(
+        [*TTT, "serve", "--port", str(port), "--db", str(db), *QUIET, *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+
+
+def serve(db: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    """A real `ttt serve` on ``port``; returns once it listens."""
+    proc = launch(db, port, *extra)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

@@ -122,6 +122,28 @@ async def refused(request: Any) -> RemoteError:
     raise AssertionError(f"not refused: {reply}")
 
 
+async def unhealthy(server: Serve, tries: int = 200) -> tuple[int, dict[str, Any]]:
+    """``/healthz`` once it says something other than 200 (or its last answer)."""
+    for _ in range(tries):
+        status, health = await asyncio.to_thread(server.healthz)
+        if status != 200:
+            break
+        await asyncio.sleep(0.05)
+    return status, health
+
+
+async def two_moves_in(x: ArenaClient, o: ArenaClient, move_ms: int) -> str:
+    """A game of ``x`` and ``o`` on a per-move clock, a move each played: its room."""
+    joined = await x.request(m.CreateRoom(seat="x", time_control=m.PerMove(move_ms=move_ms)))
+    assert isinstance(joined, m.Joined)
+    room = joined.room
+    await o.request(m.Join(room=room))
+    await x.expect(m.GameStarted, room=room)
+    await x.request(m.Move(room=room, cell=0))
+    await o.request(m.Move(room=room, cell=4))
+    return room
+
+
 async def test_a_full_disk_pauses_the_arena_and_nothing_unstored_is_announced(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     server = Serve(db)
@@ -133,21 +155,11 @@ async def test_a_full_disk_pauses_the_arena_and_nothing_unstored_is_announced(tm
         returning = await connect(server.url, "carol", timeout=30)
         token = returning.welcome.token
         await returning.close()
-        joined = await x.request(m.CreateRoom(seat="x", time_control=m.PerMove(move_ms=1500)))
-        assert isinstance(joined, m.Joined)
-        room = joined.room
-        await o.request(m.Join(room=room))
-        await x.expect(m.GameStarted, room=room)
-        await x.request(m.Move(room=room, cell=0))
-        await o.request(m.Move(room=room, cell=4))
+        room = await two_moves_in(x, o, 1500)
 
         server.disk_full(True)
         move = asyncio.create_task(x.request(m.Move(room=room, cell=1), timeout=60))
-        for _ in range(100):  # the writer finds out at its first try
-            status, health = await asyncio.to_thread(server.healthz)
-            if status != 200:
-                break
-            await asyncio.sleep(0.05)
+        status, health = await unhealthy(server, 100)  # the writer finds out at its first try
         assert status == 503 and health["status"] == "store_unavailable"
         assert "error" in health["reason"], health  # "disk I/O error": EFBIG
 
@@ -298,24 +310,14 @@ async def test_a_write_stuck_on_a_lock_counts_as_failing_and_pauses_the_clocks(t
         await server.started()
         x = await connect(server.url, "alice", timeout=30)
         o = await connect(server.url, "bob", timeout=30)
-        joined = await x.request(m.CreateRoom(seat="x", time_control=m.PerMove(move_ms=2500)))
-        assert isinstance(joined, m.Joined)
-        room = joined.room
-        await o.request(m.Join(room=room))
-        await x.expect(m.GameStarted, room=room)
-        await x.request(m.Move(room=room, cell=0))
-        await o.request(m.Move(room=room, cell=4))
+        room = await two_moves_in(x, o, 2500)
         locker = subprocess.Popen(
             [sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         assert locker.stdout is not None and locker.stdin is not None
         assert (await asyncio.to_thread(locker.stdout.readline)).strip() == "locked"
         move = asyncio.create_task(x.request(m.Move(room=room, cell=1), timeout=60))  # bob's clock runs
-        for _ in range(200):
-            status, health = await asyncio.to_thread(server.healthz)
-            if status != 200:
-                break
-            await asyncio.sleep(0.05)
+        status, health = await unhealthy(server, 200)
         assert status == 503 and health["status"] == "store_unavailable", health
         busy = await refused(o.request(m.Move(room=room, cell=2), timeout=30))
         assert busy.code == "store_unavailable" and busy.retry_after and busy.retry_after > 0
@@ -377,10 +379,7 @@ async def test_a_bot_sends_again_a_move_refused_while_the_disk_is_full(tmp_path:
         await x.request(m.Move(room=room, cell=4))  # stored; the bot thinks 1.5 s
         server.disk_full(True)
         stuck = asyncio.create_task(other.request(m.CreateRoom(seat="x"), timeout=60))  # finds it full
-        for _ in range(100):
-            if (await asyncio.to_thread(server.healthz))[0] != 200:
-                break
-            await asyncio.sleep(0.05)
+        await unhealthy(server, 100)
         await asyncio.sleep(3.0)  # the bot's move comes, is refused, is sent again
         assert not [e for e in x.drain() if isinstance(e, m.Moved) and e.ply == 2]
         refusals = await asyncio.to_thread(server.metric, 'ttt_errors_total{code="store_unavailable"}')

@@ -6,10 +6,7 @@ database did not store when PostgreSQL stops."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +14,7 @@ import psycopg
 import pytest
 from pg_harness import PgCluster, why_not
 from server_harness import running_server, url_of
-from test_hostile_storage import Serve, refused, told_moves
+from test_hostile_storage import Serve, refused, told_moves, two_moves_in, unhealthy
 
 from protocol import messages as m
 from protocol.client import ArenaClient, connect
@@ -194,14 +191,6 @@ async def test_a_burst_of_hellos_waits_for_one_read_and_shares_the_next(
             await client.close()
 
 
-def _healthz(port: int) -> tuple[int, dict[str, Any]]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-
-
 async def test_postgres_stopped_mid_game_pauses_the_arena_and_announces_nothing_unstored() -> None:
     """As with a full disk under SQLite (test_hostile_storage): the move waits, unanswered
     and unannounced; changes are refused with ``store_unavailable``; /healthz says 503;
@@ -219,21 +208,11 @@ async def test_postgres_stopped_mid_game_pauses_the_arena_and_announces_nothing_
             await server.started()
             x = await connect(server.url, "alice", timeout=30)
             o = await connect(server.url, "bob", timeout=30)
-            joined = await x.request(m.CreateRoom(seat="x", time_control=m.PerMove(move_ms=1500)))
-            assert isinstance(joined, m.Joined)
-            room = joined.room
-            await o.request(m.Join(room=room))
-            await x.expect(m.GameStarted, room=room)
-            await x.request(m.Move(room=room, cell=0))
-            await o.request(m.Move(room=room, cell=4))
+            room = await two_moves_in(x, o, 1500)
 
             await asyncio.to_thread(cluster.stop)
             move = asyncio.create_task(x.request(m.Move(room=room, cell=1), timeout=60))
-            for _ in range(200):
-                status, health = await asyncio.to_thread(_healthz, server.port)
-                if status != 200:
-                    break
-                await asyncio.sleep(0.05)
+            status, health = await unhealthy(server)
             assert status == 503 and health["status"] == "store_unavailable", health
             assert isinstance(await o.request(m.Ping()), m.Pong), "read-only requests still work"
             busy = await refused(o.request(m.CreateRoom(seat="x")))
@@ -247,7 +226,7 @@ async def test_postgres_stopped_mid_game_pauses_the_arena_and_announces_nothing_
             await asyncio.to_thread(cluster.start)
             assert isinstance(await move, m.Ok)
             seen.append(await o.expect(m.Moved, room=room, ply=3, timeout=30))
-            assert (await asyncio.to_thread(_healthz, server.port))[0] == 200
+            assert (await asyncio.to_thread(server.healthz))[0] == 200
             assert isinstance(await o.request(m.Move(room=room, cell=8)), m.Ok), "bob did not lose on time"
             await x.request(m.Move(room=room, cell=2))
             ended = await o.expect(m.GameEnded, room=room, timeout=30)

@@ -9,10 +9,10 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from hostile import launch
 from server_harness import free_port, player, seated_pair
 
 from bots.tournament.runner import start_server
@@ -22,29 +22,12 @@ from protocol.rules import State
 from protocol.session import ConnectionLost
 from server.storage import open_store
 
-TTT = [sys.executable, "-m", "protocol.cli"]
 #: Most tests here want no house bots (a later ``--house-bots`` wins).
 HOUSE_NONE = ("--house-bots", "none")
 
 
 async def start_serve(db: Path | str, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [
-            *TTT,
-            "serve",
-            "--port",
-            str(port),
-            "--db",
-            str(db),
-            "--log-level",
-            "warning",
-            "--house-bots",
-            "none",
-            *extra,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = launch(db, port, *extra)
     for _ in range(200):
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)

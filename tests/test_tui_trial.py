@@ -62,6 +62,15 @@ async def challenged_by(app: ArenaApp, pilot: Pilot[Any], server: ArenaServer, *
     return bob
 
 
+async def in_a_casual_game(app: ArenaApp, pilot: Pilot[Any], server: ArenaServer) -> tuple[Any, GameScreen]:
+    """From the start: in the lobby, then an unrated game as X against ``bob``, on its screen."""
+    await in_lobby(app, pilot)
+    bob = await challenged_by(app, pilot, server, colour="o", rated=False)
+    screen = app.screen
+    assert isinstance(screen, GameScreen)
+    return bob, screen
+
+
 # --- 1 quit ----------------------------------------------------------------------------------
 
 
@@ -76,10 +85,7 @@ async def test_q_quits_from_the_lobby(tmp_path: Path, server: ArenaServer) -> No
 async def test_q_in_a_running_game_asks_first(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         await pilot.press("q")
         await pilot.pause(0.2)
         asked = "30 s grace, then you forfeit: quit? y/n"
@@ -223,10 +229,7 @@ async def test_a_down_server_is_called_unreachable(tmp_path: Path) -> None:
 async def test_a_challenge_game_shows_the_first_move_countdown(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         await until(pilot, lambda: "first move within" in shown(screen.query_one("#status", Static)))
     await bob.close()
 
@@ -325,10 +328,7 @@ async def test_rematch_with_a_bot_plays_again_with_colours_swapped(
 async def test_the_old_review_goes_when_the_next_game_starts(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         await pilot.press("5")
         await until(pilot, lambda: screen.view.moves == [4])
         await bob.request(m.Resign(room=screen.view.room))
@@ -346,10 +346,7 @@ async def test_an_aborted_game_has_no_review_heading(tmp_path: Path) -> None:
     async with running_server(tmp_path, first_move=0.5) as server:
         app = make_app(tmp_path, server, "alice")
         async with app.run_test(size=SIZE) as pilot:
-            await in_lobby(app, pilot)
-            bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-            screen = app.screen
-            assert isinstance(screen, GameScreen)
+            bob, screen = await in_a_casual_game(app, pilot, server)
             await until(pilot, lambda: screen.view.result is not None)
             await pilot.pause(0.5)
             assert "Review" not in shown(screen.query_one("#review-text", Static))
@@ -362,10 +359,7 @@ async def test_an_aborted_game_has_no_review_heading(tmp_path: Path) -> None:
 async def test_tab_never_takes_the_keyboard_from_the_board(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         await pilot.press("tab", "tab")
         await pilot.pause(0.1)
         assert screen.query_one(Board).has_focus
@@ -479,10 +473,7 @@ async def test_footers_offer_only_keys_that_work(tmp_path: Path, server: ArenaSe
         assert "rematch" not in footer and "resign" not in footer and "play" not in footer, footer
     app = make_app(tmp_path, server, "alice2")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         await pilot.pause(0.2)
         footer = screen_text(app).splitlines()[-1]
         assert "resign" in footer and "play" in footer and "rematch" not in footer, footer
@@ -514,10 +505,7 @@ async def test_the_cursor_starts_in_the_centre(tmp_path: Path, server: ArenaServ
 async def test_a_burst_of_challenges_never_takes_the_board(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await in_lobby(app, pilot)
-        bob = await challenged_by(app, pilot, server, colour="o", rated=False)
-        screen = app.screen
-        assert isinstance(screen, GameScreen)
+        bob, screen = await in_a_casual_game(app, pilot, server)
         carol = await player(server, "carol")
         for _ in range(8):  # as many as the server lets one challenger have pending
             await carol.send(m.Challenge(opponent="alice", rated=False))
