@@ -68,7 +68,8 @@ class Layout:
         return None
 
 
-#: The letters that also move the cursor (as `Board.BINDINGS` says): row and column steps.
+#: The letters that move the cursor (vi's ``hjkl``, ``yubn`` diagonals): row and column
+#: steps. `Board` binds them, and moves at once itself for those that are also columns.
 LETTER_STEPS = {
     "k": (-1, 0),
     "j": (1, 0),
@@ -90,14 +91,11 @@ class Board(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("up,k", "cursor(-1, 0)", "up", show=False),
-        Binding("down,j", "cursor(1, 0)", "down", show=False),
-        Binding("left,h", "cursor(0, -1)", "left", show=False),
-        Binding("right,l", "cursor(0, 1)", "right", show=False),
-        Binding("y", "cursor(-1, -1)", show=False),
-        Binding("u", "cursor(-1, 1)", show=False),
-        Binding("b", "cursor(1, -1)", show=False),
-        Binding("n", "cursor(1, 1)", show=False),
+        Binding("up", "cursor(-1, 0)", "up", show=False),
+        Binding("down", "cursor(1, 0)", "down", show=False),
+        Binding("left", "cursor(0, -1)", "left", show=False),
+        Binding("right", "cursor(0, 1)", "right", show=False),
+        *(Binding(letter, f"cursor({dr}, {dc})", show=False) for letter, (dr, dc) in LETTER_STEPS.items()),
         Binding("shift+up", "cursor(-5, 0)", show=False),
         Binding("shift+down", "cursor(5, 0)", show=False),
         Binding("shift+left", "cursor(0, -5)", show=False),
