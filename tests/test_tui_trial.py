@@ -460,6 +460,12 @@ async def test_f1_opens_a_help_that_matches_the_app(tmp_path: Path, server: Aren
         assert isinstance(app.screen, LobbyScreen)
 
 
+async def drawn_footer(app: ArenaApp, pilot: Pilot[Any]) -> str:
+    """The footer line once it is drawn (a screen being redrawn can show a blank one)."""
+    await until(pilot, lambda: screen_text(app).splitlines()[-1].strip() != "")
+    return screen_text(app).splitlines()[-1]
+
+
 async def test_footers_offer_only_keys_that_work(tmp_path: Path, server: ArenaServer) -> None:
     x, o, room, _ = await seated_pair(server, "xena", "otto", rated=False)
     app = make_app(tmp_path, server, "carol")
@@ -469,18 +475,18 @@ async def test_footers_offer_only_keys_that_work(tmp_path: Path, server: ArenaSe
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, GameScreen))
         await pilot.pause(0.2)
-        footer = screen_text(app).splitlines()[-1]
+        footer = await drawn_footer(app, pilot)
         assert "rematch" not in footer and "resign" not in footer and "play" not in footer, footer
     app = make_app(tmp_path, server, "alice2")
     async with app.run_test(size=SIZE) as pilot:
         bob, screen = await in_a_casual_game(app, pilot, server)
         await pilot.pause(0.2)
-        footer = screen_text(app).splitlines()[-1]
+        footer = await drawn_footer(app, pilot)
         assert "resign" in footer and "play" in footer and "rematch" not in footer, footer
         await bob.request(m.Resign(room=screen.view.room))
         await until(pilot, lambda: screen.view.result is not None)
         await pilot.pause(0.2)
-        footer = screen_text(app).splitlines()[-1]
+        footer = await drawn_footer(app, pilot)
         assert "resign" not in footer and "play" not in footer and "rematch" in footer, footer
         assert not any("challenge sent" in n for n in notes(app))
     for c in (x, o, bob):
