@@ -40,7 +40,7 @@ from server.cluster import Cluster
 from server.config import ServerConfig
 from server.connection import ArenaConnection, keep_alive
 from server.decision import Announce, Close, Decision, Out, Publish
-from server.frames import is_moved
+from server.frames import MovedEvent, is_moved
 from server.metrics import ServerMetrics
 from server.players import Player
 from server.recovery import recover
@@ -59,20 +59,31 @@ class FrameOutbox:
     ``ok`` leave in one TCP segment rather than one system call each."""
 
     def __init__(self) -> None:
-        self._held: dict[ServerConnection, list[bytes]] | None = None
+        self._held: dict[ServerConnection, list[str]] | None = None
 
     def send(self, sockets: Iterable[ServerConnection], text: str) -> None:
         held = self._held
         if held is None:
             broadcast(sockets, text)
             return
-        data = text.encode()
         for ws in sockets:
             frames = held.get(ws)
             if frames is None:
-                held[ws] = [data]
+                held[ws] = [text]
             else:
-                frames.append(data)
+                frames.append(text)
+
+    def send_to(self, ws: ServerConnection, text: str) -> None:
+        """`send` to one connection (the move path's: no tuple to make and walk)."""
+        held = self._held
+        if held is None:
+            broadcast((ws,), text)
+            return
+        frames = held.get(ws)
+        if frames is None:
+            held[ws] = [text]
+        else:
+            frames.append(text)
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
@@ -84,21 +95,20 @@ class FrameOutbox:
             yield
         finally:
             held, self._held = self._held, None
+            write = self._write
             for ws, frames in held.items():
-                if len(frames) == 1:
-                    broadcast([ws], frames[0], text=True)
-                else:
-                    self._write(ws, frames)
+                write(ws, frames)
 
     @staticmethod
-    def _write(ws: ServerConnection, frames: list[bytes]) -> None:
-        """What `broadcast` does for one connection, with several frames in one write."""
-        if ws.protocol.state is not State.OPEN or ws.send_in_progress is not None:
+    def _write(ws: ServerConnection, frames: list[str]) -> None:
+        """What `broadcast` does for one connection, with its frames in one write."""
+        protocol = ws.protocol
+        if protocol.state is not State.OPEN or ws.send_in_progress is not None:
             return  # as broadcast: closing, or sending a fragmented message (never here)
         try:
             for frame in frames:
-                ws.protocol.send_text(frame)
-            ws.transport.writelines(ws.protocol.data_to_send())
+                protocol.send_text(frame.encode())
+            ws.transport.writelines(protocol.data_to_send())
         except Exception as exc:
             log.warning("skipped frames: failed to write: %s", exc)
 
@@ -129,7 +139,7 @@ class Conn:
     reading: asyncio.Future[None] | None = None
 
     def send(self, text: str) -> None:
-        self.out.send((self.ws,), text)
+        self.out.send_to(self.ws, text)
 
     # What its `ArenaConnection` calls (bound methods: lighter than a closure or a partial).
 
@@ -419,6 +429,9 @@ class ArenaServer:
         except ProtocolError as exc:
             self._bad_frame(conn, exc.code, exc.message, exc.ref)
             return
+        if type(message) is m.Move and self.cluster is None:  # the move path: no read, not remote
+            self.carry_out(events.receive(self.arena, conn.id, message, now, self.stopping))
+            return
         session = self.arena.sessions.get(conn.id)
         if session is not None and session.player is not None and self._remote(conn, message):
             return
@@ -439,7 +452,7 @@ class ArenaServer:
         if isinstance(message, m.GetLeaderboard) and session is not None and session.player is not None:
             self._read_then(conn, self.shared.leaderboard(message.variant, message.limit), message)
             return
-        self.carry_out(events.receive(self.arena, conn.id, message, self.now(), self.stopping))
+        self.carry_out(events.receive(self.arena, conn.id, message, now, self.stopping))
 
     def _hold(self, conn: Conn) -> None:
         """``conn`` waits for a read of the shared store: its frames wait their turn, and its
@@ -597,6 +610,7 @@ class ArenaServer:
     def _deliver(self, items: list[Out], decided: float | None = None) -> None:
         now = self.now()
         feeding = bool(self.bus._subscriptions)
+        send_to = self.outbox.send_to
         for item in items:
             if isinstance(item, Close):
                 conn = self.conns.get(item.conn)
@@ -608,10 +622,13 @@ class ArenaServer:
             for conn_id, frame in self.arena.deliver(item, now):
                 conn = self.conns.get(conn_id)
                 if conn is not None:
-                    conn.send(frame)
+                    send_to(conn.ws, frame)
             if isinstance(item, Announce):
-                self._feed_events(item, feeding)
-                if decided is not None and is_moved(item.events[0]):
+                events = item.events
+                # a lone move without listeners: nothing to feed
+                if feeding or len(events) > 1 or type(events[0]) is not MovedEvent:
+                    self._feed_events(item, feeding)
+                if decided is not None and is_moved(events[0]):
                     self.prometheus.move_broadcast.observe(time.perf_counter() - decided)
         if self.arena.lobby_dirty:
             self._schedule_lobby()

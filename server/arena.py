@@ -28,7 +28,7 @@ from protocol.errors import ErrorCode
 from protocol.rules import Mark
 from protocol.topics import rating_key
 from server.config import ServerConfig
-from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome
+from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome, announce
 from server.frames import MovedEvent, encode
 from server.ops import SeqSaved
 from server.players import Player, Roster, Session
@@ -109,7 +109,7 @@ class Arena:
             due = room.next_deadline()
             return Decision(
                 ops=list(changes.ops),
-                later=[Announce(room.id, (events[0],), False), *after],
+                later=[announce(room.id, (events[0],), False), *after],
                 wake=[] if due is None else [(due, room.id)],
             )
         decision = Decision(ops=list(changes.ops))
@@ -171,6 +171,8 @@ class Arena:
 
     def deliver(self, out: Out, now: float) -> list[tuple[int, str]]:
         """The frames ``out`` stands for, now that what came before it is stored."""
+        if type(out) is Announce:  # the most common (with `Reply`), first
+            return self._announce(out)
         if isinstance(out, Reply):
             return [(out.conn, out.frame)] if out.conn in self.sessions else []
         if isinstance(out, Tell):

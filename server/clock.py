@@ -26,10 +26,8 @@ class Clock:
         self.left: list[float] = [float(v) for v in left_ms] if left_ms else [float(start), float(start)]
         self.running: Mark | None = None
         self.since = 0.0
-
-    @property
-    def timed(self) -> bool:
-        return not isinstance(self.control, m.NoClock)
+        #: Whether time runs at all (asked twice a move: an attribute, not a property).
+        self.timed = not isinstance(control, m.NoClock)
 
     def start(self, mark: Mark, now: float) -> None:
         """Start ``mark``'s time (after the first move, or when a recovered game resumes)."""

@@ -95,6 +95,30 @@ class Unwelcome:
 
 Out = Reply | Tell | Announce | Attach | Close | Publish | Unwelcome
 
+# The move path makes a `Reply` and an `Announce` a move: through their slots' descriptors,
+# in about half the time of the frozen dataclasses' ``object.__setattr__`` per field.
+_new = object.__new__
+_SET_REPLY_CONN, _SET_REPLY_FRAME = (getattr(Reply, name).__set__ for name in ("conn", "frame"))
+_SET_ANNOUNCE = tuple(getattr(Announce, name).__set__ for name in ("room", "events", "summary_changed"))
+
+
+def reply(conn: int, frame: str) -> Reply:
+    """``Reply(conn, frame)``, faster."""
+    out: Reply = _new(Reply)
+    _SET_REPLY_CONN(out, conn)
+    _SET_REPLY_FRAME(out, frame)
+    return out
+
+
+def announce(room: str, events: tuple[m.RoomEvent | MovedEvent, ...], summary_changed: bool) -> Announce:
+    """``Announce(room, events, summary_changed)``, faster."""
+    out: Announce = _new(Announce)
+    set_room, set_events, set_changed = _SET_ANNOUNCE
+    set_room(out, room)
+    set_events(out, events)
+    set_changed(out, summary_changed)
+    return out
+
 
 @dataclass(slots=True)
 class Decision:

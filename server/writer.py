@@ -4,10 +4,14 @@ A decision's announcements (the `then` callbacks) run only after its operations
 are committed, in the order decisions were submitted, so a move is durable
 before anyone hears of it and every room's events keep their order.
 
-The writes happen in a thread of the writer's own, fed straight from `submit`:
-it starts a transaction as soon as there is something to write (not when the
-event loop next gets round to a writer task), and hands each committed batch's
-announcements back to the loop with one ``call_soon_threadsafe``.
+The writes happen in a thread of the writer's own. While `run` runs, what is
+submitted during one turn of the event loop is handed to the thread at once, at the
+end of that turn (one ``call_soon`` and one queue put a turn, not one a decision): the
+thread is woken once for everything the turn decided, rather than woken by the first
+decision to fight the busy loop for the interpreter lock and write a batch of one or two.
+It starts a transaction as soon as that hand-off comes (not when a writer task next gets
+its turn), and hands each committed batch's announcements back to the loop with one
+``call_soon_threadsafe``.
 
 A batch the store refuses (a full disk, a read-only file, a lock held too long) is
 never announced: the thread tries it again, pausing longer each time (`BACKOFF`),
@@ -95,8 +99,14 @@ class Writer:
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Set when the server stops: a failing batch is then given up on, unannounced.
         self._stopping = threading.Event()
-        #: Decisions to write; None tells the thread to stop.
-        self._pending: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
+        #: Decisions to write, as handed over together (a loop turn's); None tells the thread to stop.
+        self._pending: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
+        #: While `run` runs: the decisions of this loop turn, handed over at its end (`_hand_over`).
+        self._turn: list[Item] | None = None
+        #: Decisions handed to the thread, and taken by it (for `backlog`; each is written by
+        #: one thread only, the loop's and the writer's).
+        self._given = 0
+        self._taken = 0
         self._thread: threading.Thread | None = None
 
     def submit(
@@ -106,21 +116,42 @@ class Writer:
         rejected: Callable[[], None] | None = None,
     ) -> None:
         """Write ``ops`` (maybe none), then call ``then`` on the event loop; or ``rejected``
-        instead (in the same order), if the store will never take them. Never blocks."""
-        self._pending.put((ops, then, rejected))
+        instead (in the same order), if the store will never take them. Never blocks.
+        Called on the loop's thread (or before `run`)."""
+        turn = self._turn
+        if turn is None:  # not running yet, or stopped: straight to the queue
+            self._given += 1
+            self._pending.put([(ops, then, rejected)])
+            return
+        if not turn:
+            assert self._loop is not None
+            self._loop.call_soon(self._hand_over)
+        turn.append((ops, then, rejected))
+
+    def _hand_over(self) -> None:
+        """The end of a loop turn: what it submitted goes to the thread, in one put."""
+        turn = self._turn
+        if turn:
+            self._turn = []
+            self._given += len(turn)
+            self._pending.put(turn)
 
     @property
     def backlog(self) -> int:
-        return self._pending.qsize()
+        """Decisions submitted and not yet being written (about: the thread counts them off)."""
+        return self._given - self._taken + len(self._turn or ())
 
     async def run(self) -> None:
         """Write in the writer thread until cancelled (the thread stops after its batch)."""
         loop = self._loop = asyncio.get_running_loop()
         self._thread = threading.Thread(target=self._write_loop, args=(loop,), name="ttt-writer", daemon=True)
         self._thread.start()
+        self._turn = []
         try:
             await loop.create_future()
         finally:
+            self._hand_over()  # this turn's too, ahead of the stop
+            self._turn = None
             self._stopping.set()
             self._pending.put(None)
 
@@ -161,11 +192,13 @@ class Writer:
         """Write and announce everything submitted so far (used at shutdown, after `run`)."""
         if self._thread is not None:  # its last batch first, and announced first
             await asyncio.to_thread(self._thread.join)
+        self._hand_over()
         items: list[Item] = []
         while not self._pending.empty():
-            item = self._pending.get_nowait()
-            if item is not None:
-                items.append(item)
+            handed = self._pending.get_nowait()
+            if handed is not None:
+                items += handed
+        self._taken = self._given
         if not items:
             return
         stored = await asyncio.to_thread(self._store, items)
@@ -177,16 +210,17 @@ class Writer:
         `MAX_BATCH` operations), writes it all in one transaction, hands the announcements
         to the loop; until told to stop."""
         while (first := self._pending.get()) is not None:
-            items = [first]
-            count = len(first[0])
+            items = first
+            count = sum(len(item[0]) for item in items)
             stop = False
             while count < MAX_BATCH and not self._pending.empty():
-                item = self._pending.get_nowait()
-                if item is None:
+                handed = self._pending.get_nowait()
+                if handed is None:
                     stop = True
                     break
-                items.append(item)
-                count += len(item[0])
+                items += handed
+                count += sum(len(item[0]) for item in handed)
+            self._taken += len(items)
             stored = self._store(items)
             if stored is None:
                 return  # stopping while the store fails: nothing of it is announced

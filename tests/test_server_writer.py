@@ -153,3 +153,27 @@ async def test_a_clash_with_another_node_is_tried_again_at_once_without_an_outag
     assert seen == [[("p1", "alice", "human", "h1")]] and told == [] and writer.down is None
     assert writer.retried == 3
     store.close()
+
+
+async def test_what_one_loop_turn_submits_is_written_in_one_transaction(tmp_path: Path) -> None:
+    """Decisions made in one turn of the event loop reach the thread together at its end:
+    one transaction, not a first one of a decision or two taken while the loop was still
+    deciding the rest (here the turn outlasts the interpreter's switch interval)."""
+    store = Store(str(tmp_path / "a.db"))
+    writer = Writer(store)
+    task = asyncio.create_task(writer.run())
+    await asyncio.sleep(0)  # the thread runs and waits
+    announced: list[int] = []
+    for n in range(100):  # one turn, longer than sys.getswitchinterval()
+        writer.submit([PlayerSaved(f"p{n}", f"n{n}", "human", f"h{n}")], then=lambda n=n: announced.append(n))
+        sum(range(20000))
+    assert writer.backlog == 100
+    for _ in range(500):
+        if len(announced) == 100:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    assert announced == list(range(100)), "announced in order, once stored"
+    assert store.batches == 1 and store.writes == 100
+    assert writer.backlog == 0
+    store.close()
