@@ -47,7 +47,7 @@ from server.recovery import recover
 from server.room import Room
 from server.storage import open_store
 from server.store import Store
-from server.trim import trim_after_bursts
+from server.trim import collect_young, trim_after_bursts
 from server.writer import Writer
 
 log = logging.getLogger("ttt.server")
@@ -249,6 +249,7 @@ class ArenaServer:
         metrics = self.metrics
         trimming = trim_after_bursts(lambda: metrics.connections_total + metrics.frames)
         self._tasks.append(asyncio.create_task(trimming, name="trim"))
+        self._tasks.append(asyncio.create_task(collect_young(), name="gc"))
         only = None if self.cluster is None else self.cluster.register(self.now())
         self.carry_out(recover(self.arena, self.store, self.now(), only))
         rooms = self.arena.rooms.values()

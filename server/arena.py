@@ -108,7 +108,7 @@ class Arena:
         if len(events) == 1 and type(events[0]) is MovedEvent and not changes.finished:  # a move
             due = room.next_deadline()
             return Decision(
-                ops=list(changes.ops),
+                ops=changes.ops,  # the room's fresh list: nobody else keeps it
                 later=[announce(room.id, (events[0],), False), *after],
                 wake=[] if due is None else [(due, room.id)],
             )

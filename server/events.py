@@ -38,11 +38,13 @@ def receive(
         return decision
     if stopping:
         return arena.refuse(conn, "shutting_down", "the server is shutting down", ref)
-    refusal = outage.refused(arena, conn, message) or signup.refused(arena, session, message, now)
-    if refusal is not None:
-        return refusal
+    if arena.outage is not None or isinstance(message, m.Hello):  # (a move asks neither)
+        refusal = outage.refused(arena, conn, message) or signup.refused(arena, session, message, now)
+        if refusal is not None:
+            return refusal
     try:
-        return outage.unstored(arena, HANDLERS[message.type](arena, session, message, now))
+        decision = HANDLERS[message.type](arena, session, message, now)
+        return decision if arena.outage is None else outage.unstored(arena, decision)
     except Redirected as exc:
         return Decision(now=[Reply(conn, m.encode(m.Redirect(url=exc.url, room=exc.room, ref=ref)))])
     except ArenaError as exc:

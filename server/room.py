@@ -25,6 +25,10 @@ from server.ops import GameFinished, GameSaved, RoomSaved, StoreOp, move_saved
 Event = m.RoomEvent | MovedEvent
 
 
+#: ``next_to_vanish`` where marks never vanish.
+_NONE_VANISH: tuple[int | None, int | None] = (None, None)
+
+
 class Refused(ArenaError):
     """A request the room (or server) will not carry out; ``code`` is a wire error code
     (``retry_after``: seconds after which the same request may work)."""
@@ -376,7 +380,10 @@ class Room:
         vanished = before[0] if len(before) == self.variant.max_marks else None
         clocks, x_ms, o_ms = clocks_json(game.clock, now)
         self.seq += 1
-        vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
+        if self.variant.max_marks is None:  # marks never vanish (most variants)
+            vanishing: tuple[int | None, int | None] = _NONE_VANISH
+        else:
+            vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
         moved = MovedEvent(self.id, self.seq, game.id, state.ply, cell, mark, vanished, vanishing, clocks)
         saved = move_saved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
         changes = Changes([moved], [saved])

@@ -1,4 +1,4 @@
-"""Trimming the C heap once a burst is over (`server.trim`)."""
+"""Trimming the C heap once a burst is over, and collecting the youngest generation (`server.trim`)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,26 @@ def test_glibc_has_malloc_trim() -> None:
         pytest.skip("not glibc")
     trim = malloc_trim()
     assert trim is not None and trim(0) in (0, 1)
+
+
+async def test_the_youngest_generation_is_collected_on_a_schedule() -> None:
+    """With the automatic collections out of the way (a threshold never reached), only
+    `collect_young` collects the youngest generation, again and again."""
+    import asyncio
+    import gc
+
+    from server.trim import collect_young
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10**9, *thresholds[1:])
+    try:
+        before = gc.get_stats()[0]["collections"]
+        task = asyncio.create_task(collect_young(0.01))
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if gc.get_stats()[0]["collections"] >= before + 3:
+                break
+        task.cancel()
+        assert gc.get_stats()[0]["collections"] >= before + 3
+    finally:
+        gc.set_threshold(*thresholds)
