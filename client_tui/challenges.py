@@ -6,6 +6,11 @@ kept with the settings they were sent with (a rematch against a bot sends the
 same again) and the expiry the server gave (``expires_ms``; `DEFAULT_EXPIRY` from a
 server that gives none), counted down here; an entry goes when it is answered,
 cancelled, declined or expired (`ChallengeExpired`), or when its time runs out.
+
+The answer to a challenge (`ChallengeSent`, which gives its id) and the event that
+closes it (a fast decline, say) reach the app by two paths, the request's and the
+event pump's: the event can be handled first, so an id closed before it was known is
+kept (`closed_early`) and the entry goes as soon as it is confirmed.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class ChallengeBook:
     incoming: dict[str, Incoming] = field(default_factory=dict)
     outgoing: list[Outgoing] = field(default_factory=list)
     expiry: float = DEFAULT_EXPIRY
+    #: Ids closed while no outgoing entry had them yet (their `ChallengeSent` still on its way).
+    closed_early: set[str] = field(default_factory=set)
 
     def received(self, offer: m.ChallengeReceived, now: float) -> None:
         left = self.expiry if offer.expires_ms is None else offer.expires_ms / 1000
@@ -49,18 +56,30 @@ class ChallengeBook:
 
     def closed(self, challenge_id: str) -> Outgoing | None:
         """The challenge ``challenge_id`` was answered, cancelled or expired: forget it."""
-        self.incoming.pop(challenge_id, None)
+        if self.incoming.pop(challenge_id, None) is not None:
+            return None
         for entry in self.outgoing:
             if entry.id == challenge_id:
                 self.outgoing.remove(entry)
                 return entry
+        if any(entry.id is None for entry in self.outgoing):
+            self.closed_early.add(challenge_id)  # maybe one of ours, not confirmed yet
         return None
 
-    def confirmed(self, entry: Outgoing, sent: m.ChallengeSent, now: float) -> None:
-        """The server took ``entry`` as ``sent.challenge``, standing ``sent.expires_ms``."""
+    def confirmed(self, entry: Outgoing, sent: m.ChallengeSent, now: float) -> Outgoing | None:
+        """The server took ``entry`` as ``sent.challenge``, standing ``sent.expires_ms``.
+        When that challenge was already closed (answered before this came): forget it, and
+        return it as `closed` would."""
         entry.id = sent.challenge
         if sent.expires_ms is not None:
             entry.until = now + sent.expires_ms / 1000
+        if sent.challenge in self.closed_early:
+            self.closed_early.discard(sent.challenge)
+            self.drop_outgoing(entry)
+            return entry
+        if all(o.id is not None for o in self.outgoing):
+            self.closed_early.clear()  # none of ours is waiting: what is left was not ours
+        return None
 
     def drop_outgoing(self, entry: Outgoing) -> None:
         if entry in self.outgoing:
