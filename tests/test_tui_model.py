@@ -211,6 +211,24 @@ def test_the_challenge_book_counts_down_and_forgets() -> None:
     assert book.expire(65.0) and book.incoming == {}
 
 
+def test_a_challenge_closed_before_its_id_came_back_is_not_listed() -> None:
+    """The decline of a challenge can be handled before the answer that gives its id (the
+    event pump and the request are two paths): the entry must go all the same, not stay
+    listed as "out" for its whole minute."""
+    from client_tui.challenges import ChallengeBook
+
+    book = ChallengeBook()
+    first = book.sent(m.Challenge(opponent="bob"), 0.0)
+    second = book.sent(m.Challenge(opponent="carol"), 0.0)
+    assert book.closed("c1") is None, "no entry has that id yet"
+    assert book.confirmed(first, m.ChallengeSent(challenge="c1"), 0.5) is first
+    assert book.outgoing == [second]
+    assert book.confirmed(second, m.ChallengeSent(challenge="c2"), 0.5) is None
+    assert book.outgoing == [second] and second.id == "c2"
+    assert book.closed("c2") is second and book.outgoing == []
+    assert book.closed("c3") is None and book.closed_early == set(), "none of ours can be c3"
+
+
 def test_cell_names_errors_and_the_local_move_check() -> None:
     from client_tui.words import ERRORS, error_text, move_problem, parse_cell
     from protocol.errors import ErrorCode
