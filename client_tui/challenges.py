@@ -10,7 +10,10 @@ cancelled, declined or expired (`ChallengeExpired`), or when its time runs out.
 The answer to a challenge (`ChallengeSent`, which gives its id) and the event that
 closes it (a fast decline, say) reach the app by two paths, the request's and the
 event pump's: the event can be handled first, so an id closed before it was known is
-kept (`closed_early`) and the entry goes as soon as it is confirmed.
+kept (`closed_early`) and the entry goes as soon as it is confirmed. Likewise the
+countdown here can run out before the server's `ChallengeExpired` comes (a loaded
+machine, a slow link): the entry leaves the list but is kept (`ran_out`) so that the
+event still finds it and the player is told.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class ChallengeBook:
     expiry: float = DEFAULT_EXPIRY
     #: Ids closed while no outgoing entry had them yet (their `ChallengeSent` still on its way).
     closed_early: set[str] = field(default_factory=set)
+    #: Outgoing challenges whose countdown ran out here, by id, until the server closes them.
+    ran_out: dict[str, Outgoing] = field(default_factory=dict)
 
     def received(self, offer: m.ChallengeReceived, now: float) -> None:
         left = self.expiry if offer.expires_ms is None else offer.expires_ms / 1000
@@ -62,6 +67,8 @@ class ChallengeBook:
             if entry.id == challenge_id:
                 self.outgoing.remove(entry)
                 return entry
+        if challenge_id in self.ran_out:
+            return self.ran_out.pop(challenge_id)
         if any(entry.id is None for entry in self.outgoing):
             self.closed_early.add(challenge_id)  # maybe one of ours, not confirmed yet
         return None
@@ -95,6 +102,9 @@ class ChallengeBook:
         for cid in gone:
             del self.incoming[cid]
         before = len(self.outgoing)
+        for o in self.outgoing:
+            if o.until <= now and o.id is not None:
+                self.ran_out[o.id] = o
         self.outgoing = [o for o in self.outgoing if o.until > now]
         return bool(gone) or len(self.outgoing) != before
 

@@ -229,6 +229,20 @@ def test_a_challenge_closed_before_its_id_came_back_is_not_listed() -> None:
     assert book.closed("c3") is None and book.closed_early == set(), "none of ours can be c3"
 
 
+def test_a_challenge_that_ran_out_here_first_is_still_told_when_the_server_expires_it() -> None:
+    """The countdown here and the server's `ChallengeExpired` race (CI lost it once): the
+    row goes when the countdown runs out, and the event that comes after still finds the
+    challenge, so the player is told it expired."""
+    from client_tui.challenges import ChallengeBook
+
+    book = ChallengeBook()
+    sent = book.sent(m.Challenge(opponent="bob"), 0.0)
+    book.confirmed(sent, m.ChallengeSent(challenge="c1", expires_ms=1000), 0.1)
+    assert book.expire(1.2) and book.outgoing == [], "the countdown ran out: the row goes"
+    assert book.closed("c1") is sent, "the server's word on it still finds it"
+    assert book.closed("c1") is None and book.ran_out == {}
+
+
 def test_cell_names_errors_and_the_local_move_check() -> None:
     from client_tui.words import ERRORS, error_text, move_problem, parse_cell
     from protocol.errors import ErrorCode
