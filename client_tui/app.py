@@ -136,9 +136,12 @@ class ArenaApp(App[None]):
 
     async def _subscribe(self) -> None:
         """The lobby and the leaderboard, fresh (at start and after every reconnection)."""
+        self.lobby.subscribing()  # updates the pump handles before the answer are kept
         snapshot = await self._ask(m.LobbySubscribe())
         if isinstance(snapshot, m.LobbySnapshot):
             self.lobby.load(snapshot)
+        else:
+            self.lobby.since_subscribe = None
         await self._fetch_leaderboard()
         self._redraw_lobby()
 

@@ -135,7 +135,8 @@ async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: 
     try:
         app = make_app(tmp_path, server, "alice")
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None and lobby_shown(app))
+            # A bot process starting on a loaded machine: a minute, not the usual 15 s.
+            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None and lobby_shown(app), 60)
             players = app.screen.query_one("#players", DataTable)
             await until(pilot, lambda: players.row_count == 2)
             players.move_cursor(row=0)  # bots sort first

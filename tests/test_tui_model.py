@@ -138,6 +138,21 @@ def test_lobby_view_applies_updates() -> None:
     assert [r.id for r in lobby.open_rooms()] == ["r2"]
 
 
+def test_an_update_handled_before_the_lobby_snapshot_is_kept() -> None:
+    """CI, loaded: a bot came online just after the subscription was answered; its update
+    (pushed) was handled before the snapshot (the answer) and the snapshot wiped it, so
+    the bot was never listed."""
+    summary = make_room().summary()
+    bot = m.PlayerInfo(id="p2", name="rulebot", kind="bot")
+    lobby = LobbyView()
+    lobby.subscribing()
+    lobby.apply(m.LobbyUpdate(players=[bot], rooms_closed=["r1"]))
+    lobby.load(m.LobbySnapshot(rooms=[summary], players=[]))  # taken before the update
+    assert lobby.player_named("rulebot") == bot and lobby.open_rooms() == []
+    lobby.load(m.LobbySnapshot(rooms=[summary], players=[]))  # a later one stands as it is
+    assert lobby.players == {} and [r.id for r in lobby.open_rooms()] == ["r1"]
+
+
 def test_texts() -> None:
     assert clock_text(None) == "--" and clock_text(65_000) == "1:05" and clock_text(9_500) == "0:09.5"
     win = m.Result(result="0-1", winner="o", reason="timeout")

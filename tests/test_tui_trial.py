@@ -335,7 +335,8 @@ async def test_rematch_with_a_bot_plays_again_with_colours_swapped(
     try:
         app = make_app(tmp_path, server, "alice")
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None)
+            # A bot process starting on a loaded machine: a minute, not the usual 15 s.
+            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None, 60)
             app.send(m.Challenge(opponent="rulebot", variant="tactic-toe", colour="x", rated=False))
             await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.view.my_turn)
             first = app.screen
