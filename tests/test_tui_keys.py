@@ -164,6 +164,31 @@ async def test_thinking_while_a_bot_is_to_move(tmp_path: Path) -> None:
         assert "rulebot thinking" in shown(app.screen.query_one("#status"))
 
 
+async def test_a_move_handled_before_the_join_answer_is_not_lost(tmp_path: Path) -> None:
+    """The answer to a join (its snapshot) and the room's events reach the app by two
+    paths: a bot's first move, sent just after, can be handled first. It used to be
+    dropped (no room open yet): the board lacked it and the player never had the move."""
+    from protocol.rules import Mark, find_variant
+    from server.room import Room, RoomRules
+
+    room = Room("5e1f0c2a", find_variant("classic"), m.NoClock(), rules=RoomRules())
+    room.sit("b", "rulebot", Mark.X, 0.0)
+    room.sit("a", "alice", Mark.O, 1.0)
+    joined = m.Joined(room=room.id, role="o", snapshot=room.snapshot(1.0))  # the game has begun
+    moved = [m.parse_server(m.encode(e)) for e in room.play("b", 4, 2.0).events]  # at once
+    app = Still(lambda app: GameScreen(played("classic", [])[1]), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        for event in moved:  # the pump was quicker than the join's answer
+            app.handle(event)
+        app.handle(joined)
+        view = app.rooms[room.id]
+        assert view.board[4] == "x" and view.moves == [4] and view.my_turn
+        screen = app.screen
+        await until(pilot, lambda: isinstance(screen, GameScreen) and screen.view is view and screen.ready)
+        assert "your move" in shown(screen.query_one("#status"))
+
+
 # --- colours -----------------------------------------------------------------------------------
 
 

@@ -348,8 +348,11 @@ async def test_rematch_with_a_bot_plays_again_with_colours_swapped(
 
             def next_game() -> bool:
                 screen = app.screen
-                return (
-                    isinstance(screen, GameScreen) and screen.view.game != first_game and screen.view.playing
+                return (  # ready: composed and mounted (leaving mid-mount trips Textual's Header)
+                    isinstance(screen, GameScreen)
+                    and screen.view.game != first_game
+                    and screen.view.playing
+                    and screen.ready
                 )
 
             await until(pilot, next_game)
