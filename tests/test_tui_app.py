@@ -75,6 +75,12 @@ def laid_out(app: ArenaApp, kind: type[Screen[Any]], widget: str) -> bool:
     return bool(found) and found.first().region.area > 0
 
 
+def game_shown(app: ArenaApp) -> bool:
+    """A game screen is on top, mounted and drawn, its board focused (keys reach it)."""
+    screen = app.screen
+    return isinstance(screen, GameScreen) and screen.ready and screen.query_one(Board).has_focus
+
+
 def lobby_shown(app: ArenaApp) -> bool:
     """The lobby is the top screen, mounted (its tables filled, the rooms table focused)."""
     screen = app.screen
@@ -144,7 +150,7 @@ async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: 
             await until(pilot, lambda: laid_out(app, dialogs.ChallengePlayer, "#ok"))
             assert app.screen.query_one("#opponent", Input).value == "rulebot"
             await pilot.click("#ok")
-            await until(pilot, lambda: isinstance(app.screen, GameScreen))
+            await until(pilot, lambda: game_shown(app))
             screen = app.screen
             assert isinstance(screen, GameScreen)
             view = screen.view
@@ -203,7 +209,7 @@ async def test_watching_is_live_and_read_only(tmp_path: Path, server: ArenaServe
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: room_row(app, room))
         await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         screen = app.screen
         assert isinstance(screen, GameScreen) and screen.view.role == "spectator"
         assert "watching" in shown(screen.query_one("#banner", Static))
@@ -273,7 +279,7 @@ async def test_a_restarted_client_comes_back_as_the_same_player_in_its_game(
         await until(pilot, lambda: name.has_focus)
         assert name.value == "alice", "the saved name is offered"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(again.screen, GameScreen))
+        await until(pilot, lambda: game_shown(again))
         assert again.player_id == player_id
         view = again.rooms[joined.room]
         assert view.board[4] == "x" and view.board[8] == "o" and view.my_turn
@@ -371,7 +377,7 @@ async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path,
         assert "bob (human): classic, they play O" in table.get_row_at(0)[1].plain
         await pilot.press("a")
         accepted = await bob.expect(m.ChallengeAccepted)
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         screen = app.screen
         assert isinstance(screen, GameScreen)
         view = screen.view
@@ -413,7 +419,7 @@ async def test_private_room_by_invite(tmp_path: Path, server: ArenaServer) -> No
         variant.value = "5x5k4"
         await pilot.click("#private")
         await pilot.click("#ok")
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         view = app.screen.view  # type: ignore[attr-defined]
         assert view.invite and view.summary.private and view.summary.variant == "5x5k4"
         bob = await player(server, "bob")

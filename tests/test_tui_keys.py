@@ -178,7 +178,7 @@ async def test_a_move_handled_before_the_join_answer_is_not_lost(tmp_path: Path)
     moved = [m.parse_server(m.encode(e)) for e in room.play("b", 4, 2.0).events]  # at once
     app = Still(lambda app: GameScreen(played("classic", [])[1]), tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.ready)
         for event in moved:  # the pump was quicker than the join's answer
             app.handle(event)
         app.handle(joined)

@@ -13,6 +13,7 @@ import pytest
 from server_harness import free_port, player, running_server, seated_pair, url_of
 from test_tui_app import (
     all_sent,
+    game_shown,
     laid_out,
     lobby_shown,
     make_app,
@@ -72,7 +73,7 @@ async def challenged_by(app: ArenaApp, pilot: Pilot[Any], server: ArenaServer, *
     app.send(m.Challenge(opponent="bob", colour=mine, **kw))
     offer = await bob.expect(m.ChallengeReceived)
     await bob.request(m.AcceptChallenge(challenge=offer.challenge))
-    await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.ready)
+    await until(pilot, lambda: game_shown(app))
     return bob
 
 
@@ -338,7 +339,7 @@ async def test_rematch_with_a_bot_plays_again_with_colours_swapped(
             # A bot process starting on a loaded machine: a minute, not the usual 15 s.
             await until(pilot, lambda: app.lobby.player_named("rulebot") is not None, 60)
             app.send(m.Challenge(opponent="rulebot", variant="tactic-toe", colour="x", rated=False))
-            await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.view.my_turn)
+            await until(pilot, lambda: game_shown(app) and app.screen.view.my_turn)  # type: ignore[attr-defined]
             first = app.screen
             assert isinstance(first, GameScreen)
             first_game = first.view.game
