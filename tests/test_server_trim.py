@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes.util
+import sys
 
 import pytest
 
@@ -35,3 +36,21 @@ def test_glibc_has_malloc_trim() -> None:
         pytest.skip("not glibc")
     trim = malloc_trim()
     assert trim is not None and trim(0) in (0, 1)
+
+
+def test_looking_up_malloc_trim_starts_no_process() -> None:
+    """``ctypes.util.find_library`` ran ``ldconfig``: a child of ``ttt serve --house-bots
+    none`` (which must have none), and a blocking call on the loop."""
+    started: list[str] = []
+    watching = [True]
+
+    def hook(event: str, args: object) -> None:  # audit hooks stay: this one switches off
+        if watching[0] and event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec"):
+            started.append(event)
+
+    sys.addaudithook(hook)
+    try:
+        malloc_trim()
+    finally:
+        watching[0] = False
+    assert started == []
