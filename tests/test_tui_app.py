@@ -35,13 +35,19 @@ CELL_KEY = {cell: key for key, cell in KEYPAD.items()}
 SIZE = (120, 40)
 
 
-async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 15.0) -> None:
+async def until(
+    pilot: Pilot[Any],
+    predicate: Callable[[], object],
+    timeout: float = 15.0,
+    shows: Callable[[], object] = lambda: "",
+) -> None:
     """Until ``predicate()`` holds. What comes from the server, a new screen, a redraw or a
     focus change comes when it comes: a fixed ``pilot.pause(x)`` before an assert is a bet
-    that a loaded machine (CI: 2 cores, the whole suite) loses now and then."""
+    that a loaded machine (CI: 2 cores, the whole suite) loses now and then. ``shows``: what
+    to print if it times out (the screen, say)."""
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
+        assert time.monotonic() < deadline, f"timed out waiting\n{shows()}"
         await pilot.pause(0.05)
 
 
@@ -298,7 +304,8 @@ async def test_hostile_text_is_shown_literally(tmp_path: Path, server: ArenaServ
         assert "[red]x[/red]" in names
         # The table may be drawn a frame after its rows change (a loaded CI machine): wait for
         # the drawing. Markup read as markup would draw a red "x" and never these brackets.
-        await until(pilot, lambda: "[red]x[/red]" in screen_text(app))
+        # (Once in eleven loaded runs this timed out, cause unknown: the screen is printed.)
+        await until(pilot, lambda: "[red]x[/red]" in screen_text(app), shows=lambda: screen_text(app))
         app.send(m.Challenge(opponent="[red]x[/red]", rated=False))
         offer = await mallory.expect(m.ChallengeReceived)
         reason = "\x1b[2J[bold]gotcha"
