@@ -35,6 +35,8 @@ from protocol.client import ConnectionLost, RemoteError
 REVIEWED = ("classic", "tactic-toe")
 #: The rating of a player's first rated game in a variant (the server's Glicko-2 start).
 START_RATING = 1500.0
+#: Room events kept, per room, while the room is not open here (`ArenaApp.early`).
+EARLY_EVENTS = 100
 
 
 class ArenaApp(App[None]):
@@ -64,8 +66,12 @@ class ArenaApp(App[None]):
         self.challenges = ChallengeBook()
         #: The last challenge sent to each opponent (a rematch against a bot repeats it).
         self.last_challenge: dict[str, m.Challenge] = {}
-        #: Games that started before their room was open here: room -> (event, when).
-        self.early: dict[str, tuple[m.GameStarted, float]] = {}
+        #: Room events that came before their room was open here: room -> [(event, when)].
+        #: The answer that opens a room (a join's snapshot) and the room's events come by
+        #: two paths (the request's, the event pump's): a move just after the join, or the
+        #: game's start, can be handled first. `open_room` applies those newer than its
+        #: snapshot.
+        self.early: dict[str, list[tuple[m.ServerMessage, float]]] = {}
         self.player_id: str | None = None
         self.status = "not connected"
         self.form_memory: dict[str, dict[str, object]] = {}
@@ -136,9 +142,12 @@ class ArenaApp(App[None]):
 
     async def _subscribe(self) -> None:
         """The lobby and the leaderboard, fresh (at start and after every reconnection)."""
+        self.lobby.subscribing()  # updates the pump handles before the answer are kept
         snapshot = await self._ask(m.LobbySubscribe())
         if isinstance(snapshot, m.LobbySnapshot):
             self.lobby.load(snapshot)
+        else:
+            self.lobby.since_subscribe = None
         await self._fetch_leaderboard()
         self._redraw_lobby()
 
@@ -340,8 +349,9 @@ class ArenaApp(App[None]):
         room = getattr(event, "room", "")
         view = self.rooms.get(room)
         if view is None:
-            if isinstance(event, m.GameStarted):
-                self.early[room] = (event, now)
+            kept = self.early.setdefault(room, [])
+            kept.append((event, now))
+            del kept[:-EARLY_EVENTS]  # a room left long ago: its stragglers are not kept forever
             return
         view.apply(event, now)
         if isinstance(event, m.GameStarted):
@@ -366,10 +376,17 @@ class ArenaApp(App[None]):
         old = self.rooms.get(view.room)
         if old is not None and old.invite and not invite:
             view.invite = old.invite
-        early = self.early.pop(view.room, None)
-        if early is not None and early[0].first_move_ms and early[0].game == view.game and view.playing:
-            fresh = len(view.moves) == len(early[0].opening)  # no move yet: the countdown runs
-            view.first_move_until = early[1] + early[0].first_move_ms / 1000 if fresh else None
+        early = self.early.pop(view.room, [])
+        started = next((e for e in reversed(early) if isinstance(e[0], m.GameStarted)), None)
+        if started is not None:
+            event, when = started
+            assert isinstance(event, m.GameStarted)
+            if event.first_move_ms and event.game == view.game and view.playing:
+                fresh = len(view.moves) == len(event.opening)  # no move yet: the countdown runs
+                view.first_move_until = when + event.first_move_ms / 1000 if fresh else None
+        for event, when in early:
+            if getattr(event, "seq", -1) > view.seq:  # newer than the snapshot
+                view.apply(event, when)
         self._know_players(view)
         self.rooms[view.room] = view
         if invite:

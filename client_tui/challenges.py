@@ -6,6 +6,14 @@ kept with the settings they were sent with (a rematch against a bot sends the
 same again) and the expiry the server gave (``expires_ms``; `DEFAULT_EXPIRY` from a
 server that gives none), counted down here; an entry goes when it is answered,
 cancelled, declined or expired (`ChallengeExpired`), or when its time runs out.
+
+The answer to a challenge (`ChallengeSent`, which gives its id) and the event that
+closes it (a fast decline, say) reach the app by two paths, the request's and the
+event pump's: the event can be handled first, so an id closed before it was known is
+kept (`closed_early`) and the entry goes as soon as it is confirmed. Likewise the
+countdown here can run out before the server's `ChallengeExpired` comes (a loaded
+machine, a slow link): the entry leaves the list but is kept (`ran_out`) so that the
+event still finds it and the player is told.
 """
 
 from __future__ import annotations
@@ -37,6 +45,10 @@ class ChallengeBook:
     incoming: dict[str, Incoming] = field(default_factory=dict)
     outgoing: list[Outgoing] = field(default_factory=list)
     expiry: float = DEFAULT_EXPIRY
+    #: Ids closed while no outgoing entry had them yet (their `ChallengeSent` still on its way).
+    closed_early: set[str] = field(default_factory=set)
+    #: Outgoing challenges whose countdown ran out here, by id, until the server closes them.
+    ran_out: dict[str, Outgoing] = field(default_factory=dict)
 
     def received(self, offer: m.ChallengeReceived, now: float) -> None:
         left = self.expiry if offer.expires_ms is None else offer.expires_ms / 1000
@@ -49,18 +61,32 @@ class ChallengeBook:
 
     def closed(self, challenge_id: str) -> Outgoing | None:
         """The challenge ``challenge_id`` was answered, cancelled or expired: forget it."""
-        self.incoming.pop(challenge_id, None)
+        if self.incoming.pop(challenge_id, None) is not None:
+            return None
         for entry in self.outgoing:
             if entry.id == challenge_id:
                 self.outgoing.remove(entry)
                 return entry
+        if challenge_id in self.ran_out:
+            return self.ran_out.pop(challenge_id)
+        if any(entry.id is None for entry in self.outgoing):
+            self.closed_early.add(challenge_id)  # maybe one of ours, not confirmed yet
         return None
 
-    def confirmed(self, entry: Outgoing, sent: m.ChallengeSent, now: float) -> None:
-        """The server took ``entry`` as ``sent.challenge``, standing ``sent.expires_ms``."""
+    def confirmed(self, entry: Outgoing, sent: m.ChallengeSent, now: float) -> Outgoing | None:
+        """The server took ``entry`` as ``sent.challenge``, standing ``sent.expires_ms``.
+        When that challenge was already closed (answered before this came): forget it, and
+        return it as `closed` would."""
         entry.id = sent.challenge
         if sent.expires_ms is not None:
             entry.until = now + sent.expires_ms / 1000
+        if sent.challenge in self.closed_early:
+            self.closed_early.discard(sent.challenge)
+            self.drop_outgoing(entry)
+            return entry
+        if all(o.id is not None for o in self.outgoing):
+            self.closed_early.clear()  # none of ours is waiting: what is left was not ours
+        return None
 
     def drop_outgoing(self, entry: Outgoing) -> None:
         if entry in self.outgoing:
@@ -76,6 +102,9 @@ class ChallengeBook:
         for cid in gone:
             del self.incoming[cid]
         before = len(self.outgoing)
+        for o in self.outgoing:
+            if o.until <= now and o.id is not None:
+                self.ran_out[o.id] = o
         self.outgoing = [o for o in self.outgoing if o.until > now]
         return bool(gone) or len(self.outgoing) != before
 

@@ -162,6 +162,8 @@ class LobbyScreen(Screen[None]):
         self.refresh_challenges()
 
     def refresh_challenges(self) -> None:
+        if not self.composed:
+            return
         now = time.monotonic()
         book = self.arena.challenges
         book.expire(now)

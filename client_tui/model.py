@@ -274,17 +274,34 @@ REASONS = {
 
 @dataclass
 class LobbyView:
-    """Rooms and players online, from a `LobbySnapshot` and the `LobbyUpdate` pushes."""
+    """Rooms and players online, from a `LobbySnapshot` and the `LobbyUpdate` pushes.
+
+    The snapshot is the answer to a subscription and the updates are pushed: they reach
+    the app by two paths (the request's, the event pump's), and an update sent after the
+    snapshot can be handled before it. So from `subscribing` until the snapshot is loaded
+    the updates are kept, and applied again on top of it (each tells the state when it
+    was sent, which is not older than the snapshot: applying it again is harmless)."""
 
     rooms: dict[str, m.RoomSummary] = field(default_factory=dict)
     players: dict[str, m.PlayerInfo] = field(default_factory=dict)
     leaderboard: m.Leaderboard | None = None
+    #: Updates handled since the subscription went out (None: no snapshot awaited).
+    since_subscribe: list[m.LobbyUpdate] | None = None
+
+    def subscribing(self) -> None:
+        """A `LobbySubscribe` is on its way: keep the updates until its snapshot is loaded."""
+        self.since_subscribe = []
 
     def load(self, snapshot: m.LobbySnapshot) -> None:
         self.rooms = {r.id: r for r in snapshot.rooms}
         self.players = {p.id: p for p in snapshot.players}
+        early, self.since_subscribe = self.since_subscribe or [], None
+        for update in early:
+            self.apply(update)
 
     def apply(self, update: m.LobbyUpdate) -> None:
+        if self.since_subscribe is not None:
+            self.since_subscribe.append(update)
         for room in update.rooms:
             self.rooms[room.id] = room
         for room_id in update.rooms_closed:

@@ -87,6 +87,8 @@ class ConnectScreen(ArenaScreen):
         self.url, self.name_ = url, name
         #: The name last used on this server, offered when none was given.
         self.known = known
+        #: The last error, kept for compose: a refusal can come before the screen is composed.
+        self.error = plain("")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -97,7 +99,7 @@ class ConnectScreen(ArenaScreen):
             yield Input(self.name_ or self.known, id="name")
             if self.known and not self.name_:
                 yield Label(plain(f"last time on this server you were {self.known}"))
-            yield Static("", id="error")
+            yield Static(self.error, id="error")
             yield Button("Connect", variant="primary", id="connect")
         yield Footer()
 
@@ -119,4 +121,6 @@ class ConnectScreen(ArenaScreen):
         self.arena.start_connect(url, name)
 
     def show_error(self, message: str) -> None:
-        self.query_one("#error", Static).update(plain(message))
+        self.error = plain(message)
+        for widget in self.query("#error").results(Static):  # none yet: compose shows it
+            widget.update(self.error)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import gc
 import logging
 from collections.abc import Callable
@@ -68,10 +67,13 @@ class Settling:
 
 
 def malloc_trim() -> Callable[[int], int] | None:
-    """The C library's ``malloc_trim``, or None where it has none."""
-    name = ctypes.util.find_library("c")
+    """The C library's ``malloc_trim``, or None where it has none.
+
+    Looked up among the symbols the process already has (the C library's among them),
+    not with ``ctypes.util.find_library``: that runs ``ldconfig -p``, a child process,
+    on the event loop at start (a test counting `ttt serve`'s children caught it)."""
     try:
-        libc = ctypes.CDLL(name)
+        libc = ctypes.CDLL(None)
         trim = libc.malloc_trim
     except (OSError, AttributeError):
         return None

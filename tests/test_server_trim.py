@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes.util
+import sys
 
 import pytest
 
@@ -58,3 +59,21 @@ async def test_the_youngest_generation_is_collected_on_a_schedule() -> None:
         assert gc.get_stats()[0]["collections"] >= before + 3
     finally:
         gc.set_threshold(*thresholds)
+
+
+def test_looking_up_malloc_trim_starts_no_process() -> None:
+    """``ctypes.util.find_library`` ran ``ldconfig``: a child of ``ttt serve --house-bots
+    none`` (which must have none), and a blocking call on the loop."""
+    started: list[str] = []
+    watching = [True]
+
+    def hook(event: str, args: object) -> None:  # audit hooks stay: this one switches off
+        if watching[0] and event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec"):
+            started.append(event)
+
+    sys.addaudithook(hook)
+    try:
+        malloc_trim()
+    finally:
+        watching[0] = False
+    assert started == []

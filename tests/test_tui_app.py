@@ -18,6 +18,7 @@ import pytest
 from rich.text import Text
 from server_harness import player, running_server, seated_pair, url_of
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import DataTable, Input, Select, Static
 
 from client_tui import dialogs
@@ -34,11 +35,79 @@ CELL_KEY = {cell: key for key, cell in KEYPAD.items()}
 SIZE = (120, 40)
 
 
-async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 15.0) -> None:
+async def until(
+    pilot: Pilot[Any],
+    predicate: Callable[[], object],
+    timeout: float = 15.0,
+    shows: Callable[[], object] = lambda: "",
+) -> None:
+    """Until ``predicate()`` holds. What comes from the server, a new screen, a redraw or a
+    focus change comes when it comes: a fixed ``pilot.pause(x)`` before an assert is a bet
+    that a loaded machine (CI: 2 cores, the whole suite) loses now and then. ``shows``: what
+    to print if it times out (the screen, say)."""
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
+        assert time.monotonic() < deadline, f"timed out waiting\n{shows()}"
         await pilot.pause(0.05)
+
+
+async def settled(pilot: Pilot[Any], timeout: float = 15.0) -> None:
+    """Until every message queued in the app and its screen is handled, and the ones those
+    handlers queued in turn (a key goes from the app to the focused widget and bubbles up to
+    the app's bindings, one queue at a time): for a check that something did NOT happen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot._wait_for_screen()  # each pump handled what it held when this began
+        pumps = [pilot.app, *pilot.app.screen.walk_children(with_self=True)]
+        if all(pump._message_queue.empty() for pump in pumps):
+            return
+        assert time.monotonic() < deadline, "timed out waiting for the app to settle"
+
+
+async def all_sent(app: ArenaApp, pilot: Pilot[Any]) -> None:
+    """Until every request the app sent (`ArenaApp.send`, a worker each) has its answer: the
+    server has handled them all, so its state shows what a key did or did not send."""
+    await settled(pilot)
+    await until(pilot, lambda: not any(w.group == "send" and not w.is_finished for w in app.workers))
+
+
+def laid_out(app: ArenaApp, kind: type[Screen[Any]], widget: str) -> bool:
+    """The top screen is a ``kind``, mounted, with ``widget`` laid out (a click can hit it,
+    keys reach the screen): a pushed screen is composed and drawn a few frames later."""
+    screen = app.screen
+    if not isinstance(screen, kind) or not screen.is_mounted:
+        return False
+    found = screen.query(widget)
+    return bool(found) and found.first().region.area > 0
+
+
+def game_shown(app: ArenaApp) -> bool:
+    """A game screen is on top, mounted and drawn, its board focused (keys reach it)."""
+    screen = app.screen
+    return isinstance(screen, GameScreen) and screen.ready and screen.query_one(Board).has_focus
+
+
+def lobby_shown(app: ArenaApp) -> bool:
+    """The lobby is the top screen, mounted (its tables filled, the rooms table focused)."""
+    screen = app.screen
+    return isinstance(screen, LobbyScreen) and screen.is_mounted and screen.query_one("#rooms").has_focus
+
+
+def room_row(app: ArenaApp, room: str) -> bool:
+    """The lobby is drawn, focused on its rooms table, with ``room`` selected (enter sits,
+    w watches: both read the selected row, which a lobby event draws when it comes)."""
+    if not lobby_shown(app):
+        return False
+    rooms = app.screen.query_one("#rooms", DataTable)
+    if not rooms.row_count:
+        return False
+    return rooms.coordinate_to_cell_key(rooms.cursor_coordinate).row_key.value == room
+
+
+def screen_text(app: ArenaApp) -> str:
+    """What the terminal shows, line by line."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)
 
 
 def shown(widget: Static) -> str:
@@ -52,8 +121,7 @@ def make_app(tmp_path: Path, server: ArenaServer, name: str, **kw: Any) -> Arena
 
 async def take_the_seat(app: ArenaApp, pilot: Pilot[Any], room: str) -> GameScreen:
     """From the lobby, take the free seat of ``room`` by keys (it is the only room listed)."""
-    await until(pilot, lambda: room in app.lobby.rooms and isinstance(app.screen, LobbyScreen))
-    await pilot.pause(0.1)
+    await until(pilot, lambda: room_row(app, room))
     await pilot.press("enter")  # take a seat in the selected room
     await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.view.playing)
     screen = app.screen
@@ -79,16 +147,16 @@ async def test_whole_game_against_a_bot_process_by_keys(tmp_path: Path, server: 
     try:
         app = make_app(tmp_path, server, "alice")
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None)
-            assert isinstance(app.screen, LobbyScreen)
+            # A bot process starting on a loaded machine: a minute, not the usual 15 s.
+            await until(pilot, lambda: app.lobby.player_named("rulebot") is not None and lobby_shown(app), 60)
             players = app.screen.query_one("#players", DataTable)
             await until(pilot, lambda: players.row_count == 2)
             players.move_cursor(row=0)  # bots sort first
             await pilot.press("b")
-            assert isinstance(app.screen, dialogs.ChallengePlayer)
+            await until(pilot, lambda: laid_out(app, dialogs.ChallengePlayer, "#ok"))
             assert app.screen.query_one("#opponent", Input).value == "rulebot"
             await pilot.click("#ok")
-            await until(pilot, lambda: isinstance(app.screen, GameScreen))
+            await until(pilot, lambda: game_shown(app))
             screen = app.screen
             assert isinstance(screen, GameScreen)
             view = screen.view
@@ -145,10 +213,9 @@ async def test_watching_is_live_and_read_only(tmp_path: Path, server: ArenaServe
     x, o, room, _ = await seated_pair(server)
     app = make_app(tmp_path, server, "carol")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: room in app.lobby.rooms and isinstance(app.screen, LobbyScreen))
-        await pilot.pause(0.1)
+        await until(pilot, lambda: room_row(app, room))
         await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         screen = app.screen
         assert isinstance(screen, GameScreen) and screen.view.role == "spectator"
         assert "watching" in shown(screen.query_one("#banner", Static))
@@ -157,7 +224,7 @@ async def test_watching_is_live_and_read_only(tmp_path: Path, server: ArenaServe
         await o.request(m.Move(room=room, cell=0))
         await until(pilot, lambda: screen.view.board[0] == "o")
         await pilot.press("9", "enter", "g")  # a spectator's keys send nothing
-        await pilot.pause(0.3)
+        await all_sent(app, pilot)  # had they sent a move, the server has it now
         game = server.rooms[room].game
         assert game is not None and list(game.state.moves) == [4, 0]
         assert server.rooms[room].summary().spectators == 1
@@ -213,10 +280,12 @@ async def test_a_restarted_client_comes_back_as_the_same_player_in_its_game(
     # Same config file, no name given: the name and token come from it.
     again = ArenaApp(url_of(server), "", store=TokenStore(tmp_path / "alice-tokens.json"))
     async with again.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(again.screen, ConnectScreen))
-        assert again.screen.query_one("#name", Input).value == "alice", "the saved name is offered"
+        await until(pilot, lambda: laid_out(again, ConnectScreen, "#name"))
+        name = again.screen.query_one("#name", Input)
+        await until(pilot, lambda: name.has_focus)
+        assert name.value == "alice", "the saved name is offered"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(again.screen, GameScreen))
+        await until(pilot, lambda: game_shown(again))
         assert again.player_id == player_id
         view = again.rooms[joined.room]
         assert view.board[4] == "x" and view.board[8] == "o" and view.my_turn
@@ -229,13 +298,14 @@ async def test_hostile_text_is_shown_literally(tmp_path: Path, server: ArenaServ
     mallory = await player(server, "[red]x[/red]")
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.lobby.player_named("[red]x[/red]") is not None)
+        await until(pilot, lambda: app.lobby.player_named("[red]x[/red]") is not None and lobby_shown(app))
         players = app.screen.query_one("#players", DataTable)
         names = [players.get_row_at(i)[0].plain for i in range(players.row_count)]
         assert "[red]x[/red]" in names
         # The table may be drawn a frame after its rows change (a loaded CI machine): wait for
         # the drawing. Markup read as markup would draw a red "x" and never these brackets.
-        await until(pilot, lambda: "[red]x[/red]" in app.export_screenshot())
+        # (Once in eleven loaded runs this timed out, cause unknown: the screen is printed.)
+        await until(pilot, lambda: "[red]x[/red]" in screen_text(app), shows=lambda: screen_text(app))
         app.send(m.Challenge(opponent="[red]x[/red]", rated=False))
         offer = await mallory.expect(m.ChallengeReceived)
         reason = "\x1b[2J[bold]gotcha"
@@ -279,13 +349,13 @@ async def test_challenge_dialog_offers_the_bots_levels(tmp_path: Path, server: A
     bot = await connect(url_of(server), "levelbot", "bot", levels=["easy", "best"], timeout=5)
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.lobby.player_named("levelbot") is not None)
+        await until(pilot, lambda: app.lobby.player_named("levelbot") is not None and lobby_shown(app))
         players = app.screen.query_one("#players", DataTable)
         await until(pilot, lambda: players.row_count == 2)
         players.move_cursor(row=0)
         await pilot.press("b")
+        await until(pilot, lambda: laid_out(app, dialogs.ChallengePlayer, "#ok"))
         dialog = app.screen
-        assert isinstance(dialog, dialogs.ChallengePlayer)
         level = dialog.query_one("#level", Select)
         await until(pilot, lambda: not level.disabled)
         assert [str(option[0]) for option in level._options[1:]] == ["easy", "best"]
@@ -305,16 +375,16 @@ async def test_challenge_dialog_offers_the_bots_levels(tmp_path: Path, server: A
 async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await until(pilot, lambda: lobby_shown(app))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", colour="o", rated=False))
         await until(pilot, lambda: app.challenges.incoming)
-        await pilot.pause(0.1)
         table = app.screen.query_one("#challenges", DataTable)
+        await until(pilot, lambda: table.row_count == 1)
         assert "bob (human): classic, they play O" in table.get_row_at(0)[1].plain
         await pilot.press("a")
         accepted = await bob.expect(m.ChallengeAccepted)
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         screen = app.screen
         assert isinstance(screen, GameScreen)
         view = screen.view
@@ -344,10 +414,10 @@ async def test_answering_a_challenge_refusals_resign_and_rematch(tmp_path: Path,
 async def test_private_room_by_invite(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await until(pilot, lambda: lobby_shown(app))
         await pilot.press("c")
+        await until(pilot, lambda: laid_out(app, dialogs.CreateRoom, "#ok"))
         dialog = app.screen
-        assert isinstance(dialog, dialogs.CreateRoom)
         variant = dialog.query_one("#variant", Input)
         variant.value = "9x9k9x"
         await pilot.click("#ok")
@@ -356,7 +426,7 @@ async def test_private_room_by_invite(tmp_path: Path, server: ArenaServer) -> No
         variant.value = "5x5k4"
         await pilot.click("#private")
         await pilot.click("#ok")
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: game_shown(app))
         view = app.screen.view  # type: ignore[attr-defined]
         assert view.invite and view.summary.private and view.summary.variant == "5x5k4"
         bob = await player(server, "bob")
@@ -371,14 +441,14 @@ async def test_private_room_by_invite(tmp_path: Path, server: ArenaServer) -> No
 async def test_declining_a_challenge(tmp_path: Path, server: ArenaServer) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await until(pilot, lambda: lobby_shown(app))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", variant="tactic-toe"))
         await until(pilot, lambda: app.challenges.incoming)
         await pilot.press("d")
         declined = await bob.expect(m.ChallengeDeclined)
         assert declined.by == "alice"
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await until(pilot, lambda: lobby_shown(app))
         assert app.rooms == {} and server.challenges == {}
         await bob.close()
 
@@ -388,7 +458,7 @@ async def test_events_that_come_while_the_game_screen_is_composed(
 ) -> None:
     app = make_app(tmp_path, server, "alice")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await until(pilot, lambda: lobby_shown(app))
         bob = await player(server, "bob")
         await bob.request(m.Challenge(opponent="alice", colour="x", rated=False))
         await until(pilot, lambda: app.challenges.incoming)
@@ -399,6 +469,6 @@ async def test_events_that_come_while_the_game_screen_is_composed(
         screen = app.screen
         assert isinstance(screen, GameScreen)
         await until(pilot, lambda: screen.view.board[8] == "x" and screen.view.my_turn)
-        await pilot.pause(0.2)
-        assert "your move" in shown(screen.query_one("#status", Static))
+        status = screen.query_one("#status", Static)
+        await until(pilot, lambda: "your move" in shown(status))  # drawn: not stuck on "bob to move"
         await bob.close()

@@ -12,7 +12,7 @@ import pytest
 from rich.color import Color
 from rich.style import Style
 from server_harness import player, running_server
-from test_tui_app import make_app, shown, until
+from test_tui_app import make_app, settled, shown, until
 from test_tui_snapshots import Still, played
 from test_tui_trial import in_lobby, screen_text
 from textual import events
@@ -34,9 +34,8 @@ async def showing(tmp_path: Path, view: RoomView, pilot_size: tuple[int, int] = 
 
 async def board_of(app: Any, pilot: Any) -> Board:
     await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.ready)
-    await pilot.pause(0.2)
     board: Board = app.screen.query_one(Board)
-    assert board.has_focus
+    await until(pilot, lambda: board.has_focus)  # given once the screen is drawn (call_after_refresh)
     return board
 
 
@@ -96,8 +95,7 @@ async def test_typed_moves_are_played(tmp_path: Path, server: ArenaServer) -> No
         await bob.request(m.Move(room=view.room, cell=114))
         await until(pilot, lambda: view.my_turn)
         await pilot.press("colon")
-        await pilot.pause(0.1)
-        assert "a cell, like b2" in screen_text(app), "the line to type in shows"
+        await until(pilot, lambda: "a cell, like b2" in screen_text(app))  # the line to type in shows
         await pilot.press("o", "1", "5", "enter")
         await until(pilot, lambda: view.moves[-1:] == [224])
         assert screen.query_one(Board).has_focus
@@ -113,14 +111,12 @@ async def test_left_and_right_step_through_a_finished_game_with_grades(tmp_path:
         app.screen.show_review(grades)
         await pilot.press("left")
         assert board.ply == 7
-        await pilot.pause(0.1)
-        assert "ply 7/8 · X c3 · ?? blunder (best" in screen_text(app)
+        await until(pilot, lambda: "ply 7/8 · X c3 · ?? blunder (best" in screen_text(app))
         assert board._scene()[0][7] is None and board._scene()[0][8] == "x", "the board at ply 7"
         await pilot.press("home")
         assert board.ply == 0 and set(board._scene()[0]) == {None}
         await pilot.press("right")
-        await pilot.pause(0.1)
-        assert "ply 1/8 · X b1 · " in screen_text(app)
+        await until(pilot, lambda: "ply 1/8 · X b1 · " in screen_text(app))
         await pilot.press("end")
         assert board.ply is None
 
@@ -130,13 +126,11 @@ async def test_tactic_toe_badges_preview_and_move_list(tmp_path: Path) -> None:
     app = Still(lambda app: GameScreen(view), tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         board = await board_of(app, pilot)
-        text = screen_text(app)
-        for badge in ("X¹", "X²", "X³", "O¹", "O²", "O³"):
-            assert badge in text
+        badges = ("X¹", "X²", "X³", "O¹", "O²", "O³")
+        await until(pilot, lambda: all(badge in screen_text(app) for badge in badges))
         await pilot.press("l")  # from the centre to c2, a free cell
         assert board.cursor == 5
-        await pilot.pause(0.1)
-        assert "c2 here: your a1 vanishes" in screen_text(app)
+        await until(pilot, lambda: "c2 here: your a1 vanishes" in screen_text(app))
         from client_tui.board import cell_style
 
         assert "strike" in cell_style("x", "cell", preview=True)
@@ -168,6 +162,31 @@ async def test_thinking_while_a_bot_is_to_move(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await board_of(app, pilot)
         assert "rulebot thinking" in shown(app.screen.query_one("#status"))
+
+
+async def test_a_move_handled_before_the_join_answer_is_not_lost(tmp_path: Path) -> None:
+    """The answer to a join (its snapshot) and the room's events reach the app by two
+    paths: a bot's first move, sent just after, can be handled first. It used to be
+    dropped (no room open yet): the board lacked it and the player never had the move."""
+    from protocol.rules import Mark, find_variant
+    from server.room import Room, RoomRules
+
+    room = Room("5e1f0c2a", find_variant("classic"), m.NoClock(), rules=RoomRules())
+    room.sit("b", "rulebot", Mark.X, 0.0)
+    room.sit("a", "alice", Mark.O, 1.0)
+    joined = m.Joined(room=room.id, role="o", snapshot=room.snapshot(1.0))  # the game has begun
+    moved = [m.parse_server(m.encode(e)) for e in room.play("b", 4, 2.0).events]  # at once
+    app = Still(lambda app: GameScreen(played("classic", [])[1]), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.ready)
+        for event in moved:  # the pump was quicker than the join's answer
+            app.handle(event)
+        app.handle(joined)
+        view = app.rooms[room.id]
+        assert view.board[4] == "x" and view.moves == [4] and view.my_turn
+        screen = app.screen
+        await until(pilot, lambda: isinstance(screen, GameScreen) and screen.view is view and screen.ready)
+        assert "your move" in shown(screen.query_one("#status"))
 
 
 # --- colours -----------------------------------------------------------------------------------
@@ -277,5 +296,5 @@ async def test_a_cell_typed_in_one_burst_lands_where_it_is_named(
         board.cursor = 0 if cell else 1
         for key in keys:  # as the driver posts them: no wait between the keys
             app.post_message(events.Key(key, key))
-        await pilot.pause(0.2)
+        await settled(pilot)  # every key handled, the bindings they bubble to as well
         assert board.cursor == cell

@@ -138,6 +138,21 @@ def test_lobby_view_applies_updates() -> None:
     assert [r.id for r in lobby.open_rooms()] == ["r2"]
 
 
+def test_an_update_handled_before_the_lobby_snapshot_is_kept() -> None:
+    """CI, loaded: a bot came online just after the subscription was answered; its update
+    (pushed) was handled before the snapshot (the answer) and the snapshot wiped it, so
+    the bot was never listed."""
+    summary = make_room().summary()
+    bot = m.PlayerInfo(id="p2", name="rulebot", kind="bot")
+    lobby = LobbyView()
+    lobby.subscribing()
+    lobby.apply(m.LobbyUpdate(players=[bot], rooms_closed=["r1"]))
+    lobby.load(m.LobbySnapshot(rooms=[summary], players=[]))  # taken before the update
+    assert lobby.player_named("rulebot") == bot and lobby.open_rooms() == []
+    lobby.load(m.LobbySnapshot(rooms=[summary], players=[]))  # a later one stands as it is
+    assert lobby.players == {} and [r.id for r in lobby.open_rooms()] == ["r1"]
+
+
 def test_texts() -> None:
     assert clock_text(None) == "--" and clock_text(65_000) == "1:05" and clock_text(9_500) == "0:09.5"
     win = m.Result(result="0-1", winner="o", reason="timeout")
@@ -209,6 +224,38 @@ def test_the_challenge_book_counts_down_and_forgets() -> None:
     assert book.expire(60.5) and list(book.incoming) == ["c1"] and book.outgoing == [sent]
     assert book.closed("c9") is sent and book.outgoing == []
     assert book.expire(65.0) and book.incoming == {}
+
+
+def test_a_challenge_closed_before_its_id_came_back_is_not_listed() -> None:
+    """The decline of a challenge can be handled before the answer that gives its id (the
+    event pump and the request are two paths): the entry must go all the same, not stay
+    listed as "out" for its whole minute."""
+    from client_tui.challenges import ChallengeBook
+
+    book = ChallengeBook()
+    first = book.sent(m.Challenge(opponent="bob"), 0.0)
+    second = book.sent(m.Challenge(opponent="carol"), 0.0)
+    assert book.closed("c1") is None, "no entry has that id yet"
+    assert book.confirmed(first, m.ChallengeSent(challenge="c1"), 0.5) is first
+    assert book.outgoing == [second]
+    assert book.confirmed(second, m.ChallengeSent(challenge="c2"), 0.5) is None
+    assert book.outgoing == [second] and second.id == "c2"
+    assert book.closed("c2") is second and book.outgoing == []
+    assert book.closed("c3") is None and book.closed_early == set(), "none of ours can be c3"
+
+
+def test_a_challenge_that_ran_out_here_first_is_still_told_when_the_server_expires_it() -> None:
+    """The countdown here and the server's `ChallengeExpired` race (CI lost it once): the
+    row goes when the countdown runs out, and the event that comes after still finds the
+    challenge, so the player is told it expired."""
+    from client_tui.challenges import ChallengeBook
+
+    book = ChallengeBook()
+    sent = book.sent(m.Challenge(opponent="bob"), 0.0)
+    book.confirmed(sent, m.ChallengeSent(challenge="c1", expires_ms=1000), 0.1)
+    assert book.expire(1.2) and book.outgoing == [], "the countdown ran out: the row goes"
+    assert book.closed("c1") is sent, "the server's word on it still finds it"
+    assert book.closed("c1") is None and book.ran_out == {}
 
 
 def test_cell_names_errors_and_the_local_move_check() -> None:

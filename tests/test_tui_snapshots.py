@@ -3,22 +3,27 @@
 review, and a tournament's standings.
 
 The screens are fed fixed models (games played through the server's own `Room`),
-so the pictures do not depend on a socket, a clock or random room ids. Update
-them after a deliberate change with ``pytest --snapshot-update``.
+so the pictures do not depend on a socket, a clock or random room ids. Each picture
+is taken once the screen shows what it is about (`drawn`): the plugin's own waits are
+"the process looks idle", which a loaded machine fools. Update them after a deliberate
+change with ``pytest --snapshot-update``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_tui_app import screen_text, until
+from textual.pilot import Pilot
 from textual.screen import Screen
 
 from bots.analyse import grade_moves
 from client_tui.app import ArenaApp
+from client_tui.board import Board
 from client_tui.model import RoomView
 from client_tui.screens import GameScreen, LobbyScreen, TournamentScreen
 from client_tui.tokens import TokenStore
@@ -39,6 +44,25 @@ class Still(ArenaApp):
     def begin(self) -> None:
         self.sub_title = "connected · ws://127.0.0.1:8765 · alice"
         self.push_screen(self.make(self))
+
+
+def drawn(kind: type[Screen[Any]], *texts: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """A ``run_before`` that waits until a ``kind`` screen is mounted, its board (if any)
+    focused, and ``texts`` are on the terminal (the footer last of all: it is drawn again
+    once the focus settles)."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+        for board in app.screen.query(Board):
+            await until(pilot, lambda: board.has_focus)  # noqa: B023
+        await until(pilot, lambda: all(text in screen_text(app) for text in texts))  # type: ignore[arg-type]
+
+    return run_before
+
+
+#: The footer of a game in play, with the board focused.
+PLAYING = ("⏎ play", "g resign", "q quit")
 
 
 def played(variant: str, moves: list[int], me: str = "alice", **kw: Any) -> tuple[Room, RoomView]:
@@ -82,30 +106,35 @@ def test_lobby(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None
         app.player_id = "p1"
         return LobbyScreen()
 
-    assert snap_compare(Still(make, tmp_path), terminal_size=size)
+    ready = drawn(LobbyScreen, "[red]x[/red]", "rulebot", "b challenge", "q quit")
+    assert snap_compare(Still(make, tmp_path), terminal_size=size, run_before=ready)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_classic_game_in_progress(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     _, view = played("classic", [4, 0, 8])
-    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size)
+    ready = drawn(GameScreen, *PLAYING)
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size, run_before=ready)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_gomoku_game_in_progress(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     _, view = played("15x15k5", [112, 113, 97, 98, 127, 128])
-    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size)
+    ready = drawn(GameScreen, *PLAYING)
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=size, run_before=ready)
 
 
 def test_tactic_toe_shows_the_marks_about_to_vanish(snap_compare: Any, tmp_path: Path) -> None:
     _, view = played("tactic-toe", [0, 4, 1, 2, 6, 3], me="rulebot")
     assert view.next_to_vanish == {"x": 0, "o": 4}
-    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE)
+    ready = drawn(GameScreen, "X³", "O³", *PLAYING)
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE, run_before=ready)
 
 
 def test_gomoku_board_fits(snap_compare: Any, tmp_path: Path) -> None:
     _, view = played("15x15k5", [112, 113, 97, 98, 127, 128, 0, 224])
-    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE)
+    ready = drawn(GameScreen, *PLAYING)
+    assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE, run_before=ready)
 
 
 def test_game_over_with_review(snap_compare: Any, tmp_path: Path) -> None:
@@ -114,12 +143,12 @@ def test_game_over_with_review(snap_compare: Any, tmp_path: Path) -> None:
     grades = grade_moves("classic", view.moves)
     assert [g.grade for g in grades].count("blunder") >= 1
 
-    async def review(pilot: Any) -> None:
-        while not isinstance(pilot.app.screen, GameScreen):
-            await pilot.pause()
+    async def review(pilot: Pilot[Any]) -> None:
+        await drawn(GameScreen, "r rematch", "q quit")(pilot)
         screen = pilot.app.screen
+        assert isinstance(screen, GameScreen)
         screen.show_review(grades)
-        await pilot.pause()
+        await until(pilot, lambda: all(t in screen_text(screen.arena) for t in ("Review (", "blunder")))
 
     assert snap_compare(Still(lambda app: GameScreen(view), tmp_path), terminal_size=SIZE, run_before=review)
 
@@ -147,4 +176,7 @@ def test_tournament_standings(snap_compare: Any, tmp_path: Path) -> None:
     (folder / "crosstable.csv").write_text(
         "player,table,rule,random,points,games\ntable,,3/4,4/4,7,8\nrule,1/4,,4/4,5,8\nrandom,0/4,0/4,,0,8\n"
     )
-    assert snap_compare(Still(lambda app: TournamentScreen(folder), tmp_path), terminal_size=SIZE)
+    ready = drawn(TournamentScreen, "random", "LOS 97.7%", "esc back", "q quit")
+    assert snap_compare(
+        Still(lambda app: TournamentScreen(folder), tmp_path), terminal_size=SIZE, run_before=ready
+    )

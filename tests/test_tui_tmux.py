@@ -48,7 +48,7 @@ def screen(session: str) -> str:
     ).stdout
 
 
-def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
+def wait_for(session: str, text: str, timeout: float = 45.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         shown = screen(session)
