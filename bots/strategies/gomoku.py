@@ -7,8 +7,8 @@ move at a time, never a board rescan):
 2. VCF (victory by continuous fours): a chain of fours, each forcing the one block,
    ending in two winning cells at once;
 3. VCT (victory by continuous threats): fours and threes (a move after which the next
-   one would make two winning cells), trying every defence the opponent has (the empty
-   cells of the threatening windows and its own fours), a few moves deep;
+   one would make two winning cells), trying every defence the opponent has (the cells
+   that stop that move, `_double_guards`, and its own fours), a few moves deep;
 4. if the opponent has a VCF once it is to move, only moves after which it no longer
    has one (when such moves exist);
 5. otherwise alpha-beta (negamax, principal variation search, iterative deepening, a
@@ -18,7 +18,10 @@ move at a time, never a board rescan):
    (`_frontier`) the side to move is probed for a win by fours, and so is the other
    side: then only a quiet move that stops it counts; every other quiet move is
    scored from its gain without being made. When every root move loses, the rest of
-   the cells near stones join the root.
+   the cells near stones join the root;
+6. after it, the alpha-beta choice and the next best moves are checked in turn for a
+   VCT of the opponent's after them, one move at a time four and five threats deep
+   (`_no_vct_after`); the first that passes is played.
 
 The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
 only), alpha-beta with `place`/`take` (gains and scores too).
