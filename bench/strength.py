@@ -52,6 +52,11 @@ OPENINGS = (
 )  # fmt: skip
 
 
+#: The wall-clock limit a move, in multiples of ``--think-ms``: the node budgets (CPU time at
+#: each side's own rate) are what stop the searches.
+_SLACK = 4
+
+
 def _at_think_time(name: str) -> Any:
     """``name`` thinking ``TTT_STRENGTH_MS`` a move, with the node budget that takes it that
     long: ``TTT_STRENGTH_RATES`` (``name=nodes_a_ms,...``, measured by `nodes_per_second`
@@ -65,7 +70,10 @@ def _at_think_time(name: str) -> Any:
     rates = dict(pair.split("=") for pair in os.environ.get("TTT_STRENGTH_RATES", "").split(",") if pair)
     if name not in rates:
         raise RuntimeError(f"no nodes a millisecond measured for {name} (TTT_STRENGTH_RATES)")
-    return bots.strategy(name, think_ms=think_ms, nodes_budget=max(1, round(think_ms * float(rates[name]))))
+    budget = max(1, round(think_ms * float(rates[name])))
+    # the budget is the limit: the clock's (wall time) only stops a search the machine's
+    # load slows down that much, which would make the games depend on it
+    return bots.strategy(name, think_ms=_SLACK * think_ms, nodes_budget=budget)
 
 
 def gomoku() -> Any:
@@ -109,14 +117,14 @@ def nodes_per_second(think_ms: int, count: int, seed: int, quiet: bool = False) 
         player = bots.strategy(name, think_ms=think_ms)
         nodes, scored, took = 0, 0, 0.0
         for i, s in enumerate(positions):
-            started = time.perf_counter()
+            started = time.process_time()  # the CPU time: other processes' load does not count
             player.choose(s, random.Random(i))
-            took += time.perf_counter() - started
+            took += time.process_time() - started
             nodes += player.nodes  # type: ignore[attr-defined]
             scored += getattr(player, "scored", 0)
         rates[name] = nodes / took
-        say(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in {took:.2f} s, "
-              f"{rates[name]:.0f} nodes/s")  # fmt: skip
+        say(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in "
+            f"{took:.2f} s of CPU, {rates[name]:.0f} nodes/s")  # fmt: skip
         if scored:
             rates["entered"] = (nodes - scored) / took
             say(f"  of which {scored} leaves scored from their parent's gains without making the move; "
@@ -254,9 +262,15 @@ def main() -> None:
     parser.add_argument("--skip-nodes", action="store_true")
     parser.add_argument("--outside", action="store_true", help="also play the outside AI (the bench extra)")
     parser.add_argument("--keep", metavar="DIR", help="keep each match's games.jsonl in DIR")
+    parser.add_argument("--rates", metavar="minimax=R,gomoku=R",
+                        help="nodes a millisecond of CPU time for each side, instead of measuring them "
+                             "(to compare two versions at the same budgets)")  # fmt: skip
     args = parser.parse_args()
     rates: dict[str, float] = {}
-    if not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
+    if args.rates:
+        rates = {name: float(rate) for name, rate in (pair.split("=") for pair in args.rates.split(","))}
+        print("nodes a millisecond given: " + ", ".join(f"{n} {r:g}" for n, r in sorted(rates.items())))
+    elif not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
         rates = nodes_per_second(args.think_ms, args.positions, args.seed, quiet=args.skip_nodes)
     openings = min(args.openings, len(OPENINGS))
     if not args.skip_match:

@@ -23,7 +23,8 @@ def test_each_side_thinks_the_same_time_at_its_own_speed(monkeypatch: pytest.Mon
     for player in (ours, theirs):
         reproducible(player)  # what `ttt tournament` does to every entry
     assert (ours.nodes_budget, theirs.nodes_budget) == (round(300 * 500.5), round(300 * 16.25))
-    assert ours.think_ms == theirs.think_ms == 300
+    # the wall clock is a limit only (a loaded machine must not cut the budgets short)
+    assert ours.think_ms == theirs.think_ms == strength._SLACK * 300 > 300
 
 
 def test_without_rates_the_match_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -252,3 +252,61 @@ def test_a_tournament_gives_it_a_node_budget_at_its_own_speed() -> None:
     bot = GomokuStrategy(think_ms=50)
     reproducible(bot)
     assert bot.nodes_budget == 50 * GomokuStrategy.nodes_per_ms > 10 * 50 * NODES_PER_MS
+
+
+def test_defences_to_a_three_are_the_cells_that_stop_its_double() -> None:
+    # X's open three on row 7 (7,5)-(7,7): the cells that stop X's next move making two
+    # winning cells are its ends and the cells one further. X's three on row 2, blocked
+    # by O at (2,2), and the lone pair on row 12 make no double: their windows' empty
+    # cells are no defence (the VCT tried them all, and ran out of nodes).
+    rows = [EMPTY, EMPTY, "..OXXX.........", EMPTY, EMPTY, EMPTY, EMPTY, ".....XXX.......",
+            EMPTY, EMPTY, EMPTY, EMPTY, "..........XX..."]  # fmt: skip
+    s = _board(rows, Mark.O)
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=10)
+    player.choose(s, random.Random(0))  # sets up the strategy's board
+    assert player._double_guards(0) == {7 * 15 + c for c in (3, 4, 8, 9)}
+    assert player._double_guards(1) == set()
+
+
+# A game `minimax` won as X: O's move 19 came after these; (7,10) (115) holds four
+# threats deep but X wins five deep after it; after (11,7) (172) X wins four deep.
+LOST_AS_O_2 = [112, 143, 113, 98, 114, 111, 127, 141, 142, 97, 128, 100, 96, 144, 125, 126, 156, 170, 99]
+
+
+def _ready(moves: list[int]) -> GomokuStrategy:
+    """A player with its board set up for the position after ``moves`` and no limit left."""
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=1000)
+    player.choose(State.replay("15x15k5", moves), random.Random(0))
+    player.nodes, player._deadline, player._limit = 0, float("inf"), 1 << 62
+    player._vct_until = (float("inf"), 1 << 62)
+    return player
+
+
+def test_out_of_time_it_plays_the_move_that_held_not_one_never_checked() -> None:
+    # The alpha-beta favourite (7,10) passes the check four deep and fails it five deep;
+    # the time ran out while the next, (11,7), was being checked, and (11,7) was played:
+    # not shown to lose, but never checked four deep, where X wins after it.
+    checked = _ready(LOST_AS_O_2)
+    failed: dict[int, int] = {}
+    assert checked._vct_after(1, 172, 4, {}) is not None
+    checked.nodes = 0
+    assert checked._vct_after(1, 115, 4, failed) is None
+    assert checked._vct_after(1, 115, 5, failed) is not None
+    player = _ready(LOST_AS_O_2)
+    player._limit = checked.nodes + 300  # both checks of (7,10), and a little of the next
+    assert player._no_vct_after(1, [115, 172]) == 115
+
+
+def test_the_checks_try_first_the_threat_the_other_side_has_with_a_free_move() -> None:
+    # Scattered stones: X has no win by threats even with a move in hand.
+    rows = [EMPTY] * 5 + ["...X......O....", EMPTY, ".....X.O.......", EMPTY, "..O.....X......"]
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=5_000)
+    player.choose(_board(rows, Mark.O), random.Random(0))
+    player.nodes, player._deadline, player._limit = 0, float("inf"), 100_000
+    assert player._tempo_threat(1) == -1
+    # X's open three on row 7: with a free move X makes an open four at either end.
+    player.choose(_board([EMPTY] * 7 + ["....XXX...O....", "......O..O....."], Mark.O), random.Random(0))
+    player.nodes, player._deadline, player._limit = 0, float("inf"), 100_000
+    assert player._tempo_threat(1) in (7 * 15 + 3, 7 * 15 + 7)
+    player.nodes, player._limit = 0, 3  # out of nodes: nothing to try first
+    assert player._tempo_threat(1) == -1

@@ -7,8 +7,8 @@ move at a time, never a board rescan):
 2. VCF (victory by continuous fours): a chain of fours, each forcing the one block,
    ending in two winning cells at once;
 3. VCT (victory by continuous threats): fours and threes (a move after which the next
-   one would make two winning cells), trying every defence the opponent has (the empty
-   cells of the threatening windows and its own fours), a few moves deep;
+   one would make two winning cells), trying every defence the opponent has (the cells
+   that stop that move, `_double_guards`, and its own fours), a few moves deep;
 4. if the opponent has a VCF once it is to move, only moves after which it no longer
    has one (when such moves exist);
 5. otherwise alpha-beta (negamax, principal variation search, iterative deepening, a
@@ -18,7 +18,10 @@ move at a time, never a board rescan):
    (`_frontier`) the side to move is probed for a win by fours, and so is the other
    side: then only a quiet move that stops it counts; every other quiet move is
    scored from its gain without being made. When every root move loses, the rest of
-   the cells near stones join the root.
+   the cells near stones join the root;
+6. after it, the alpha-beta choice and the next best moves are checked in turn for a
+   VCT of the opponent's after them, one move at a time four and five threats deep
+   (`_no_vct_after`); the first that passes is played.
 
 The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
 only), alpha-beta with `place`/`take` (gains and scores too).
@@ -49,11 +52,14 @@ _ROOT_WIDTH = 14
 _WIDTHS = (10, 8, 7, 6, 5)
 _VCF_DEPTH = 12
 _VCT_DEPTH = 3
+#: Depth of the VCF looked for at each position of a VCT search.
+_VCF_IN_VCT = _VCF_DEPTH // 2
 #: Depth of the other side's VCT looked for after a root move: one more than our own,
 #: since a win by threats missed there is the game.
 _VCT_CHECK_DEPTH = 4
-#: Root moves checked for the other side's VCT after the alpha-beta search.
-_VCT_CHECKS = 5
+#: Moves checked for the other side's VCT after the alpha-beta search, best first
+#: (beyond the root's, the next best by gain).
+_VCT_CHECKS = 20
 #: The share of the time left for alpha-beta, before the VCT checks.
 _SEARCH_SHARE = 0.7
 #: The same share when the root is a defence of at most `_FEW` moves.
@@ -179,6 +185,9 @@ class GomokuStrategy:
             ordered, reason = safe, "defence"
         root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
+        # the other side's win by threats were it to move now: the checks after the search
+        # try its first move first
+        hint = -1 if safe else self._tempo_threat(side)
         # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
         # few defences, the checks (which end to block an open three) matter more
         search_share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
@@ -186,36 +195,52 @@ class GomokuStrategy:
         self._limit = self.nodes + int((limit - self.nodes) * search_share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
-        return self._no_vct_after(side, [best, *(m for m in root[:_VCT_CHECKS] if m != best)]), reason
+        checks = [best, *(m for m in ordered[:_VCT_CHECKS] if m != best)]
+        return self._no_vct_after(side, checks, hint), reason
 
-    def _no_vct_after(self, side: int, moves: list[Cell]) -> Cell:
-        """The first of ``moves`` after which the other side has no win by threats, the
-        VCT search looking `_VCT_CHECK_DEPTH` deep, then one deeper while time is left.
-        When the time runs out: the first move not shown to lose (when every one is:
-        the last found safe at a shallower depth, else the first)."""
+    def _tempo_threat(self, side: int) -> Cell:
+        """The first move of the other side's VCT (`_VCT_CHECK_DEPTH` + 1 deep) were it to
+        move now, ``side`` passing; -1 when it has none, or none was found within a tenth
+        of what is left."""
+        lines = self._lines
+        assert lines is not None
+        now = time.perf_counter()
+        self._vct_until = (now + (self._deadline - now) / 10, self.nodes + (self._limit - self.nodes) // 10)
+        try:
+            found = self._vct(1 - side, _VCT_CHECK_DEPTH + 1, {})
+        except _OutOfTime:
+            return -1
+        return -1 if found is None else found
+
+    def _no_vct_after(self, side: int, moves: list[Cell], hint: Cell = -1) -> Cell:
+        """The first of ``moves`` after which the other side has no win by threats
+        looked for `_VCT_CHECK_DEPTH` deep, nor one deeper: each move is checked at both
+        depths before the next is looked at. Else (none passes both, or the time runs
+        out) the first that passed the shallower check; else the first not shown to lose.
+        A win found after one move is tried first after the next (the same threat often
+        wins there too, and is found at once)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
         failed: dict[int, int] = {}  # positions where the other side was found to have none
-        losing: set[Cell] = set()
-        held = moves[0]
-        try:
-            for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
-                for m in moves:
-                    if m in losing:
-                        continue
-                    found = self._vct_after(side, m, depth, failed)
-                    if found is None:
-                        held = m
+        held: Cell | None = None  # the first move that passed the shallower check
+        for m in moves:
+            try:
+                for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
+                    found = self._vct_after(side, m, depth, failed, hint)
+                    if found is not None:
+                        hint = found
                         break
-                    losing.add(m)
+                    if held is None:
+                        held = m
                 else:
-                    break  # every move loses
-        except _OutOfTime:
-            pass
-        return next((m for m in moves if m not in losing), held)
+                    return m
+            except _OutOfTime:
+                return m if held is None else held
+        return moves[0] if held is None else held
 
-    def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int]) -> Cell | None:
+    def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int], hint: Cell = -1
+                   ) -> Cell | None:  # fmt: skip
         """The other side's VCT after ``side`` plays ``move``. A four in ``move`` delays,
         it does not defend: the block is made, and the other side is looked at as if it
         were to move again."""
@@ -227,11 +252,11 @@ class GomokuStrategy:
             if len(blocks) >= 2:
                 return None
             if not blocks:
-                return self._vct(1 - side, depth, failed)
+                return self._vct(1 - side, depth, failed, hint)
             (block,) = blocks
             lines.push(block, 1 - side)
             try:
-                return self._vct(1 - side, depth, failed)
+                return self._vct(1 - side, depth, failed, hint)
             finally:
                 lines.pop(block)
         finally:
@@ -297,27 +322,31 @@ class GomokuStrategy:
                         out[e] = out.get(e, 0) + 1
         return out
 
-    def _double(self, side: int) -> bool:
-        """Whether ``side`` has a move that makes two winning cells at once: a cell of two
-        windows one stone short of a four whose other empty cells differ."""
+    def _double_guards(self, side: int) -> set[Cell]:
+        """The cells that stop every move of ``side``'s making two winning cells at once
+        (empty when it has none): each such move's cell, and the empty cells of the
+        windows one stone short of a four through it. A stone anywhere else leaves those
+        windows as they are, so the move still makes the same two winning cells."""
         lines = self._lines
         assert lines is not None
         stone, cells_of = lines.stone, lines.window_cells
         partner: dict[Cell, Cell] = {}
+        through: dict[Cell, list[int]] = {}
+        doubles = set()
         for w in lines.threes[side]:
             a, b = (e for e in cells_of[w] if stone[e] < 0)
             for e, rest in ((a, b), (b, a)):
-                seen = partner.setdefault(e, rest)
-                if seen != rest:
-                    return True
-        return False
+                through.setdefault(e, []).append(w)
+                if partner.setdefault(e, rest) != rest:
+                    doubles.add(e)
+        return {e for d in doubles for w in through[d] for e in cells_of[w] if stone[e] < 0}
 
     def _vct_spent(self) -> bool:
         if self.nodes_budget:
             return self.nodes >= self._vct_until[1]
         return time.perf_counter() > self._vct_until[0]
 
-    def _vct(self, side: int, depth: int, failed: dict[int, int]) -> Cell | None:
+    def _vct(self, side: int, depth: int, failed: dict[int, int], hint: Cell = -1) -> Cell | None:
         """A move that starts a win by continuous threats (fours and threes), or None.
 
         A three is a move after which ``side`` could make two winning cells at once;
@@ -328,7 +357,7 @@ class GomokuStrategy:
         if depth == 0 or self._vct_spent() or failed.get(lines.hash, -1) >= depth:
             return None
         other = 1 - side
-        found = self._vcf(side, _VCF_DEPTH // 2)
+        found = self._vcf(side, _VCF_IN_VCT)
         if found is not None:
             return found
         if lines.fours[other]:
@@ -337,6 +366,8 @@ class GomokuStrategy:
         threes = self._threes(side)
         for c in lines.four_moves(side):
             threes[c] = 1000
+        if hint in threes:
+            threes[hint] = 2000  # tried first: it won against a sibling's defence
         for c in sorted(threes, key=lambda c: (-threes[c], c)):
             self._tick()
             lines.push(c, side)
@@ -360,18 +391,12 @@ class GomokuStrategy:
             return True
         if wins:
             defences = wins
-        elif self._double(side):
-            defences = self._threat_cells(side) | lines.four_moves(1 - side)
         else:
-            return False
+            defences = self._double_guards(side)
+            if not defences:
+                return False
+            defences |= lines.four_moves(1 - side)
         return all(self._refuted(side, d, depth, failed) for d in sorted(defences))
-
-    def _threat_cells(self, side: int) -> set[Cell]:
-        lines = self._lines
-        assert lines is not None
-        stone = lines.stone
-        windows = lines.threes[side] | lines.fours[side]
-        return {e for w in windows for e in lines.window_cells[w] if stone[e] < 0}
 
     def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
         """Whether ``side`` still wins by threats after the other side plays ``defence``.
