@@ -230,6 +230,15 @@ class Writer:
                 return
             if stop:
                 return
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Between two transactions, once the batch before is handed to the loop: let the
+        store finish what its checkpoints began (`Store.catch_up`), never inside a commit."""
+        try:
+            self.store.catch_up()
+        except Exception:  # the next write finds out (and retries) if the store fails
+            log.exception("WAL catch-up failed")
 
     def _announce(self, items: list[Item]) -> None:
         with self.announcing():

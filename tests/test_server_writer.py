@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from server.ops import PlayerSaved, StoreOp
+from server.ops import GameSaved, MoveSaved, PlayerSaved, RoomSaved, StoreOp
 from server.store import Store
 from server.writer import Writer
 
@@ -176,4 +176,62 @@ async def test_what_one_loop_turn_submits_is_written_in_one_transaction(tmp_path
     assert announced == list(range(100)), "announced in order, once stored"
     assert store.batches == 1 and store.writes == 100
     assert writer.backlog == 0
+    store.close()
+
+
+def wal_restarts(path: str) -> int:
+    """How many times SQLite has started the WAL of the database ``path`` over from its
+    beginning (the checkpoint sequence number in the WAL's header)."""
+    with open(path + "-wal", "rb") as f:
+        header = f.read(16)
+    return int.from_bytes(header[12:16], "big") if len(header) == 16 else 0
+
+
+async def test_the_wal_starts_over_though_writes_came_during_the_checkpoint(tmp_path: Path) -> None:
+    """SQLite starts the WAL over only when a transaction begins with all of it copied into
+    the database. Under a steady load, the writer has always appended more by the time a
+    checkpoint (on its own connection) ends, so the WAL grew without end. A reader's
+    snapshot stands in for those writes here: the checkpoint cannot copy what came after
+    it. Once a checkpoint has found the WAL past its cap, the writer copies the rest
+    between two of its transactions, and the WAL starts over."""
+    path = str(tmp_path / "a.db")
+    store = Store(path)
+    store.wal_cap = 1
+    store.write(
+        [
+            RoomSaved("r1", "classic", "{}", False, False, None, None, (), "px", "po", 2, False),
+            GameSaved("r1.1", "r1", 1, "classic", "px", "po", "{}", False, None, (), None, None),
+        ]
+    )
+    writer = Writer(store)
+    task = asyncio.create_task(writer.run())
+    announced: list[int] = []
+    ply = 0
+
+    async def moves(count: int) -> None:
+        nonlocal ply
+        plies = range(ply + 1, ply + 1 + count)
+        ops: list[StoreOp] = [MoveSaved("r1.1", p, p % 9, None, None, room="r1", seq=p + 2) for p in plies]
+        ply += count
+        writer.submit(ops, then=lambda: announced.append(ply))
+        for _ in range(500):
+            if announced and announced[-1] == ply:
+                return
+            await asyncio.sleep(0.01)
+
+    await moves(100)
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM moves").fetchall()  # a snapshot: the checkpoint stops there
+    await moves(100)
+    await asyncio.to_thread(store.checkpoint)
+    reader.execute("COMMIT")
+    before = wal_restarts(path)
+    for _ in range(3):
+        await moves(100)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert len(announced) == 5 and store.query("SELECT count(*) FROM moves") == [(500,)]
+    assert wal_restarts(path) > before, "the WAL goes on growing"
+    reader.close()
     store.close()
