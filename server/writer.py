@@ -11,7 +11,8 @@ thread is woken once for everything the turn decided, rather than woken by the f
 decision to fight the busy loop for the interpreter lock and write a batch of one or two.
 It starts a transaction as soon as that hand-off comes (not when a writer task next gets
 its turn), and hands each committed batch's announcements back to the loop with one
-``call_soon_threadsafe``.
+``call_soon_threadsafe``. Between two transactions (never inside one) it lets the store finish
+what its checkpoints began (`Store.catch_up`), so SQLite's WAL starts over under a steady load.
 
 A batch the store refuses (a full disk, a read-only file, a lock held too long) is
 never announced: the thread tries it again, pausing longer each time (`BACKOFF`),
