@@ -121,8 +121,10 @@ class PgCluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PgCluster]:
+@contextlib.contextmanager
+def own_cluster() -> Iterator[PgCluster]:
+    """A PostgreSQL cluster of the caller's own (one a test may stop and start), started,
+    and destroyed afterwards; the test is skipped where none can run here."""
     problem = why_not()
     if problem is not None:
         pytest.skip(problem)
@@ -132,6 +134,12 @@ def pg_cluster() -> Iterator[PgCluster]:
         yield cluster
     finally:
         cluster.destroy()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    with own_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import signal
 import netns_hosts
 import pytest
 from cluster_nodes import HostNode, Node, epochs, moves_of, nodes, owners, query, resume_via, until
-from pg_harness import PgCluster, why_not
+from pg_harness import PgCluster, own_cluster, why_not
 from server_harness import free_port, player, seated_pair
 
 from protocol import messages as m
@@ -218,12 +218,7 @@ async def test_postgres_down_longer_than_the_lease_every_node_keeps_its_rooms() 
     comes back. No node died: each renews its own lease and keeps its rooms (none is
     taken over by the node that happened to reach the database first), and the games go
     on where they were, the move made during the outage stored and acknowledged once."""
-    problem = why_not()
-    if problem is not None:
-        pytest.skip(problem)
-    pg = PgCluster()
-    try:
-        pg.start()
+    with own_cluster() as pg:
         db = pg.create_db("arena")
         async with nodes(db, "a", "b") as cluster:
             a, b = cluster["a"], cluster["b"]
@@ -249,5 +244,3 @@ async def test_postgres_down_longer_than_the_lease_every_node_keeps_its_rooms() 
             for x, _, room, node in games:
                 assert isinstance(await x.request(m.Move(room=room, cell=8)), m.Ok) and x.url == node.url
                 assert moves_of(db, room) == [4, 0, 8]
-    finally:
-        pg.destroy()

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from pg_harness import PgCluster, why_not
+from pg_harness import own_cluster
 from server_harness import running_server, url_of
 from test_hostile_storage import Serve, refused, told_moves, two_moves_in, unhealthy
 
@@ -195,13 +195,8 @@ async def test_postgres_stopped_mid_game_pauses_the_arena_and_announces_nothing_
     """As with a full disk under SQLite (test_hostile_storage): the move waits, unanswered
     and unannounced; changes are refused with ``store_unavailable``; /healthz says 503;
     once PostgreSQL is back the move is stored, then announced, and the game goes on."""
-    problem = why_not()
-    if problem is not None:
-        pytest.skip(problem)
-    cluster = PgCluster()
     seen: list[m.ServerMessage] = []
-    try:
-        cluster.start()
+    with own_cluster() as cluster:
         url = cluster.create_db("arena")
         server = Serve(url)
         try:
@@ -242,5 +237,3 @@ async def test_postgres_stopped_mid_game_pauses_the_arena_and_announces_nothing_
             stored = set(conn.execute("SELECT game, ply, cell FROM moves").fetchall())
         assert told == stored == {(f"{room}.1", ply, cell) for ply, cell in enumerate((0, 4, 1, 8, 2), 1)}
         assert not any("Traceback" in line for line in server.lines), "".join(server.lines)
-    finally:
-        cluster.destroy()
