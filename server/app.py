@@ -62,16 +62,11 @@ class FrameOutbox:
         self._held: dict[ServerConnection, list[str]] | None = None
 
     def send(self, sockets: Iterable[ServerConnection], text: str) -> None:
-        held = self._held
-        if held is None:
+        if self._held is None:
             broadcast(sockets, text)
             return
         for ws in sockets:
-            frames = held.get(ws)
-            if frames is None:
-                held[ws] = [text]
-            else:
-                frames.append(text)
+            self.send_to(ws, text)
 
     def send_to(self, ws: ServerConnection, text: str) -> None:
         """`send` to one connection (the move path's: no tuple to make and walk)."""
