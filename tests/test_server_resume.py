@@ -306,6 +306,14 @@ async def _play(tmp: Path, plan: list[Step], seed: int) -> None:
                 watchers.append(w)
             elif action == "unwatch" and watchers:
                 await watchers.pop(arg % len(watchers)).close()
+        # A dropped connection's leaving is an event of the room (a seq) that the server
+        # decides when it notices the drop: wait for every drop to be noticed, then settle.
+        open_now = len(seats) + len(watchers)
+        for _ in range(400):
+            if len(server.conns) == open_now:
+                break
+            await asyncio.sleep(0.025)
+        assert len(server.conns) == open_now, "the server never noticed the dropped connections"
         await _settled(*(s.raw for s in seats.values()), *watchers)
         truth = server.rooms[room].game
         assert truth is not None and list(truth.state.moves) == list(state.moves)
