@@ -235,8 +235,11 @@ def report_paced(name: str, target: float, paced: list[Phase]) -> None:
         print(
             f"  {name} paced run {i}/{len(paced)} at {target:.0f}/s: {phase.rate:.0f} moves/s, "
             f"p50 {ms(phase.latencies, 50)}, p99 {ms(phase.latencies, 99)}, "
-            f"server CPU {us(phase.server_cpu)}/move"
+            f"server CPU {us(phase.server_cpu)}/move (event loop {us(phase.loop_cpu)}, "
+            f"other threads {us(phase.thread_cpu)})"
         )
+        if phase.counters:
+            print("    per move: " + ", ".join(f"{k} {v:.4g}" for k, v in phase.counters.items()))
     good = sum(1 for phase in paced if pct(phase.latencies, 99) < 0.020)
     print(f"  {name}: paced runs with move-to-broadcast p99 < 20 ms: {good} of {len(paced)}")
 
