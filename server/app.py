@@ -197,6 +197,8 @@ class ArenaServer:
         self._started_at: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._server: Server | None = None
+        #: The loop `start` ran on (what `now` reads).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.port = self.config.port
         self.started = time.time()
         self.stopping = False
@@ -236,6 +238,7 @@ class ArenaServer:
 
     async def start(self) -> None:
         """Load the store, recover rooms, and listen. ``self.port`` is the bound port."""
+        self._loop = asyncio.get_running_loop()
         self._tasks.append(asyncio.create_task(self.writer.run(), name="writer"))
         self._tasks.append(asyncio.create_task(self.writer.checkpoints(), name="checkpoints"))
         self._tasks.append(asyncio.create_task(self.writer.watch(self.config.store_stall), name="stuck"))
@@ -320,9 +323,11 @@ class ArenaServer:
         with contextlib.suppress(asyncio.CancelledError):
             await self._server.serve_forever()
 
-    @staticmethod
-    def now() -> float:
-        return asyncio.get_running_loop().time()
+    def now(self) -> float:
+        """The loop's clock. The loop is looked up once (`start`), not each time:
+        ``asyncio.get_running_loop`` asks the system for the process id on every call."""
+        loop = self._loop
+        return (loop if loop is not None else asyncio.get_running_loop()).time()
 
     # --- connections ------------------------------------------------------------------------
 
@@ -665,7 +670,7 @@ class ArenaServer:
 
     def _flush_lobby(self) -> None:
         self._lobby_flush = None
-        listeners, frame, summaries = self.arena.lobby_update()
+        listeners, frame, summaries = self.arena.lobby_update(feeding=bool(self.bus._subscriptions))
         for rid, summary in summaries:
             payload = None if summary is None else summary.model_dump(mode="json")
             self.bus.publish(FeedEvent("room_summary", rid, payload))

@@ -28,7 +28,7 @@ from protocol.errors import ErrorCode
 from protocol.rules import Mark
 from protocol.topics import rating_key
 from server.config import ServerConfig
-from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome, announce
+from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome
 from server.frames import MovedEvent, encode
 from server.ops import SeqSaved
 from server.players import Player, Roster, Session
@@ -109,7 +109,7 @@ class Arena:
             due = room.next_deadline()
             return Decision(
                 ops=changes.ops,  # the room's fresh list: nobody else keeps it
-                later=[announce(room.id, (events[0],), False), *after],
+                later=[Announce(room.id, (events[0],), False), *after],
                 wake=[] if due is None else [(due, room.id)],
             )
         decision = Decision(ops=list(changes.ops))
@@ -281,9 +281,18 @@ class Arena:
     def lobby_dirty(self) -> bool:
         return bool(self._lobby_rooms or self._lobby_players)
 
-    def lobby_update(self) -> tuple[list[int], str | None, list[tuple[str, m.RoomSummary | None]]]:
+    def lobby_update(
+        self, feeding: bool = True
+    ) -> tuple[list[int], str | None, list[tuple[str, m.RoomSummary | None]]]:
         """What the lobby has not heard yet: the subscribed connections, the `LobbyUpdate`
-        frame for them (None: nothing to say) and the room summaries that changed (for the feed)."""
+        frame for them (None: nothing to say) and the room summaries that changed (for the
+        feed). Not ``feeding`` (nobody reads the feed) and no connection subscribed: nothing
+        is built, and what changed is forgotten (a subscriber starts from a snapshot)."""
+        listeners = self.lobby_listeners()
+        if not listeners and not feeding:
+            self._lobby_rooms.clear()
+            self._lobby_players.clear()
+            return [], None, []
         update = m.LobbyUpdate()
         summaries: list[tuple[str, m.RoomSummary | None]] = []
         for rid in self._lobby_rooms:
@@ -304,7 +313,7 @@ class Arena:
         self._lobby_players.clear()
         if not (update.rooms or update.rooms_closed or update.players or update.players_gone):
             return [], None, summaries
-        return self.lobby_listeners(), m.encode(update), summaries
+        return listeners, m.encode(update), summaries
 
     def lobby_listeners(self) -> list[int]:
         return [s.conn for s in self.online.values() if s.lobby and not s.closing]
