@@ -218,13 +218,16 @@ class State:
         x, o = (own, self.o) if mover is Mark.X else (self.x, own)
         ply = self.ply + 1
         outcome = None
-        for mask in v.lines_through[cell]:
-            if own & mask == mask:
-                outcome = Outcome(Termination.LINE, mover, _run_through(v, own, cell, mask))
+        k = v.k
+        for span in v.spans_through[cell]:  # most moves have too few marks along every direction
+            if (own & span).bit_count() >= k:
+                for mask in v.lines_through[cell]:
+                    if own & mask == mask:
+                        outcome = Outcome(Termination.LINE, mover, _run_through(v, own, cell, mask))
+                        break
                 break
-        else:
-            if (x | o) == v.full:
-                outcome = Outcome(Termination.FULL_BOARD)
+        if outcome is None and (x | o) == v.full:
+            outcome = Outcome(Termination.FULL_BOARD)
         state = _make(
             v, x, o, queues, _OTHER[mover], ply, (*self.moves, cell) if self.draw_rules else (),
             outcome, self.ply_cap,

@@ -42,6 +42,7 @@ class Variant:
         "max_marks",
         "name",
         "rows",
+        "spans_through",
         "summary",
         "symmetries",
         "window_cells",
@@ -76,6 +77,11 @@ class Variant:
                 through[cell].append(mask)
         #: Bit masks of every K-window passing through each cell.
         self.lines_through: tuple[tuple[int, ...], ...] = tuple(tuple(t) for t in through)
+        #: For each cell, the cells of its K-windows along each direction, one mask a
+        #: direction: a line through the cell needs K marks inside one of them.
+        self.spans_through: tuple[tuple[int, ...], ...] = tuple(
+            tuple(_spans(masks, cols)) for masks in self.lines_through
+        )
         self.symmetries: tuple[Symmetry, ...] = _symmetries(rows, cols)
         #: Each K-window's cells, ascending, and the (row, col) step along it.
         self.window_cells: dict[int, tuple[int, ...]] = {m: tuple(_bits(m)) for m in self.lines}
@@ -134,6 +140,17 @@ def _line_masks(rows: int, cols: int, k: int) -> Iterator[int]:
                     for i in range(k):
                         mask |= 1 << ((r + dr * i) * cols + c + dc * i)
                     yield mask
+
+
+def _spans(masks: tuple[int, ...], cols: int) -> Iterator[int]:
+    """The union of ``masks`` (windows through one cell) in each direction they run."""
+    spans: dict[int, int] = {}
+    for mask in masks:
+        low = (mask & -mask).bit_length() - 1
+        rest = mask & (mask - 1)
+        step = (rest & -rest).bit_length() - 1 - low  # 1, cols, cols + 1 or cols - 1
+        spans[step] = spans.get(step, 0) | mask
+    yield from spans.values()
 
 
 def _symmetries(rows: int, cols: int) -> tuple[Symmetry, ...]:
