@@ -23,9 +23,11 @@ from server.frames import MovedEvent
 from server.ops import StoreOp
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reply:
-    """A frame for one connection."""
+    """A frame for one connection. (`Reply` and `Announce`, made once a move or more, are
+    not frozen: a frozen dataclass sets each field through ``object.__setattr__``, twice
+    the time. Nothing changes or hashes them once made.)"""
 
     conn: int
     frame: str
@@ -41,7 +43,7 @@ class Tell:
     challenge: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Announce:
     """A room's events, for its members attached to it (each gets the events it lacks)."""
 
@@ -94,30 +96,6 @@ class Unwelcome:
 
 
 Out = Reply | Tell | Announce | Attach | Close | Publish | Unwelcome
-
-# The move path makes a `Reply` and an `Announce` a move: through their slots' descriptors,
-# in about half the time of the frozen dataclasses' ``object.__setattr__`` per field.
-_new = object.__new__
-_SET_REPLY_CONN, _SET_REPLY_FRAME = (getattr(Reply, name).__set__ for name in ("conn", "frame"))
-_SET_ANNOUNCE = tuple(getattr(Announce, name).__set__ for name in ("room", "events", "summary_changed"))
-
-
-def reply(conn: int, frame: str) -> Reply:
-    """``Reply(conn, frame)``, faster."""
-    out: Reply = _new(Reply)
-    _SET_REPLY_CONN(out, conn)
-    _SET_REPLY_FRAME(out, frame)
-    return out
-
-
-def announce(room: str, events: tuple[m.RoomEvent | MovedEvent, ...], summary_changed: bool) -> Announce:
-    """``Announce(room, events, summary_changed)``, faster."""
-    out: Announce = _new(Announce)
-    set_room, set_events, set_changed = _SET_ANNOUNCE
-    set_room(out, room)
-    set_events(out, events)
-    set_changed(out, summary_changed)
-    return out
 
 
 @dataclass(slots=True)

@@ -44,9 +44,11 @@ class GameSaved:
     o_ms: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MoveSaved:
-    """One move with both clocks after it (None: untimed)."""
+    """One move with both clocks after it (None: untimed). Not frozen, unlike the others:
+    one is made a move, and a frozen dataclass sets each field through
+    ``object.__setattr__`` (twice the time). Nothing changes or hashes one once made."""
 
     game: str
     ply: int
@@ -55,29 +57,6 @@ class MoveSaved:
     o_ms: int | None
     room: str
     seq: int
-
-
-_new = object.__new__
-_SET_MOVE = tuple(
-    getattr(MoveSaved, name).__set__ for name in ("game", "ply", "cell", "x_ms", "o_ms", "room", "seq")
-)
-
-
-def move_saved(
-    game: str, ply: int, cell: int, x_ms: int | None, o_ms: int | None, room: str, seq: int
-) -> MoveSaved:
-    """``MoveSaved(...)`` in half the time: the slots are set through their descriptors,
-    not the frozen dataclass's ``object.__setattr__`` per field (once a move)."""
-    op: MoveSaved = _new(MoveSaved)
-    set_game, set_ply, set_cell, set_x, set_o, set_room, set_seq = _SET_MOVE
-    set_game(op, game)
-    set_ply(op, ply)
-    set_cell(op, cell)
-    set_x(op, x_ms)
-    set_o(op, o_ms)
-    set_room(op, room)
-    set_seq(op, seq)
-    return op
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from server.arena import Arena
 from server.arrange import ArrangedChallenge, Arrangement, call_off
 from server.challenges import Pending
 from server.config import ServerConfig
-from server.decision import Attach, Close, Decision, Out, Reply, Tell, Unwelcome, reply
+from server.decision import Attach, Close, Decision, Out, Reply, Tell, Unwelcome
 from server.frames import MovedEvent
 from server.ops import PlayerSaved, PresenceSaved
 from server.players import Player, Session
@@ -45,7 +45,7 @@ def _joined(
 
 
 def _ok(session: Session, ref: str | None, seq: int | None = None) -> Reply:
-    return reply(session.conn, frames.ok(ref, seq))
+    return Reply(session.conn, frames.ok(ref, seq))
 
 
 def _caused(room: Room, changes: Changes) -> int | None:

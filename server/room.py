@@ -19,7 +19,7 @@ from protocol.errors import ArenaError, IllegalMove
 from protocol.rules import Mark, Outcome, State, Termination, Variant
 from server.clock import Clock
 from server.frames import MovedEvent, clocks_json
-from server.ops import GameFinished, GameSaved, RoomSaved, StoreOp, move_saved
+from server.ops import GameFinished, GameSaved, MoveSaved, RoomSaved, StoreOp
 
 #: A room event: a pydantic model, or a move's `MovedEvent` (its frame is built by hand).
 Event = m.RoomEvent | MovedEvent
@@ -385,7 +385,7 @@ class Room:
         else:
             vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
         moved = MovedEvent(self.id, self.seq, game.id, state.ply, cell, mark, vanished, vanishing, clocks)
-        saved = move_saved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
+        saved = MoveSaved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
         changes = Changes([moved], [saved])
         if state.outcome is not None:
             changes += self._end(state.outcome, now)
