@@ -1,5 +1,6 @@
 """Memory housekeeping: the C allocator's free memory given back to the system once a
-burst is over, and the youngest generation of Python's garbage collector collected every second.
+burst is over, and the youngest generation of Python's garbage collector collected every second
+(an older one when the collector's own schedule says it is due).
 
 The collector: a busy server replaces objects about as fast as it makes them (each
 move a new game state, a frame kept for replays in place of the oldest), so the
@@ -96,8 +97,26 @@ async def trim_after_bursts(events: Callable[[], int], every: float = EVERY) -> 
 
 async def collect_young(every: float = YOUNG_EVERY) -> None:
     """Collect the garbage collector's youngest generation every ``every`` seconds (while
-    the collector is enabled), until cancelled."""
+    the collector is enabled), and an older one when it is due, until cancelled."""
     while True:
         await asyncio.sleep(every)
         if gc.isenabled():
-            gc.collect(0)
+            gc.collect(due_generation())
+
+
+def due_generation() -> int:
+    """The oldest generation the collector's own schedule says is due: one whose count
+    (collections of the generation below it since its last) is past its threshold.
+
+    The automatic collections that would otherwise collect the older generations never
+    come on a busy server (`collect_young` keeps the youngest's count under its
+    threshold), so without this the middle generation gathered every survivor since
+    start-up, never walked (its cyclic garbage never freed) until some burst set off an
+    automatic collection that walked all of it at once. (CPython's extra condition for a
+    full collection, that the survivors since the last grew by a quarter, cannot be read
+    from Python: a full one comes every threshold[1] * threshold[2] seconds instead.)"""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    for generation in (2, 1):
+        if counts[generation] > thresholds[generation]:
+            return generation
+    return 0

@@ -61,6 +61,33 @@ async def test_the_youngest_generation_is_collected_on_a_schedule() -> None:
         gc.set_threshold(*thresholds)
 
 
+async def test_the_older_generations_are_collected_when_due() -> None:
+    """With the automatic collections out of the way, the middle generation is collected
+    once the young collections since its last pass its threshold (it never was: every
+    survivor since start-up piled up in it, unwalked)."""
+    import asyncio
+    import gc
+
+    from server.trim import collect_young, due_generation
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10**9, 3, 10**9)
+    try:
+        gc.collect(1)  # the middle generation's count starts from 0
+        assert due_generation() == 0
+        before = gc.get_stats()[1]["collections"]
+        task = asyncio.create_task(collect_young(0.01))
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if gc.get_stats()[1]["collections"] > before:
+                break
+        task.cancel()
+        assert gc.get_stats()[1]["collections"] > before
+        assert gc.get_count()[1] <= 3
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def test_looking_up_malloc_trim_starts_no_process() -> None:
     """``ctypes.util.find_library`` ran ``ldconfig``: a child of ``ttt serve --house-bots
     none`` (which must have none), and a blocking call on the loop."""
