@@ -159,9 +159,11 @@ class Room:
         return "finished" if self.games else "waiting"
 
     def seat_of(self, player: str) -> Mark | None:
-        for mark in (Mark.X, Mark.O):
-            if self.seats[mark] == player:
-                return mark
+        seats = self.seats  # (twice a move: no loop over the marks, no list indexed by an enum)
+        if seats[0] == player:
+            return Mark.X
+        if seats[1] == player:
+            return Mark.O
         return None
 
     def role(self, player: str) -> m.MarkName | None:
