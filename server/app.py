@@ -670,7 +670,7 @@ class ArenaServer:
 
     def _flush_lobby(self) -> None:
         self._lobby_flush = None
-        listeners, frame, summaries = self.arena.lobby_update(feeding=bool(self.bus._subscriptions))
+        listeners, frame, summaries = self.arena.lobby_update(feeding=self.bus.listened)
         for rid, summary in summaries:
             payload = None if summary is None else summary.model_dump(mode="json")
             self.bus.publish(FeedEvent("room_summary", rid, payload))

@@ -73,6 +73,11 @@ class EventBus:
         self._subscriptions: set[Subscription] = set()
         self.published = 0
 
+    @property
+    def listened(self) -> bool:
+        """Whether anyone subscribes (what nobody would hear need not be built)."""
+        return bool(self._subscriptions)
+
     def publish(self, event: FeedEvent) -> None:
         """Hand ``event`` to every subscriber. Never blocks, never raises."""
         self.published += 1
