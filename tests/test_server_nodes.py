@@ -113,11 +113,14 @@ async def test_one_player_rated_on_two_nodes_at_once_keeps_both_games(pg_url: st
         await asyncio.gather(_win_as_x(alice_a, bob, rooms[0]), _win_as_x(alice_b, carol, rooms[1]))
         for alice, room in ((alice_a, rooms[0]), (alice_b, rooms[1])):
             await alice.expect(m.GameEnded, room=room, timeout=10)
-        await asyncio.sleep(0.3)
         pid = alice_a.welcome.player.id
-        ((games, rating),) = a.store.query(
-            "SELECT games, rating FROM ratings WHERE player = ? AND variant = 'classic'", (pid,)
-        )
+        for _ in range(500):  # until both nodes' writers have stored the game's rating
+            ((games, rating),) = a.store.query(
+                "SELECT games, rating FROM ratings WHERE player = ? AND variant = 'classic'", (pid,)
+            )
+            if games == 2:
+                break
+            await asyncio.sleep(0.02)
         one_game = a.arena.ratings.get(pid, "classic").rating - 1500.0
         assert games == 2 and rating == pytest.approx(1500.0 + 2 * one_game)
         board = await carol.request(m.GetLeaderboard(variant="classic"))
