@@ -57,6 +57,8 @@ _VCF_IN_VCT = _VCF_DEPTH // 2
 #: Depth of the other side's VCT looked for after a root move: one more than our own,
 #: since a win by threats missed there is the game.
 _VCT_CHECK_DEPTH = 4
+#: The deepest the checks go while time is left (each level about 3-6 times the last).
+_VCT_CHECK_MAX = 8
 #: Moves checked for the other side's VCT after the alpha-beta search, best first
 #: (beyond the root's, the next best by gain).
 _VCT_CHECKS = 20
@@ -213,31 +215,41 @@ class GomokuStrategy:
         return -1 if found is None else found
 
     def _no_vct_after(self, side: int, moves: list[Cell], hint: Cell = -1) -> Cell:
-        """The first of ``moves`` after which the other side has no win by threats
-        looked for `_VCT_CHECK_DEPTH` deep, nor one deeper: each move is checked at both
-        depths before the next is looked at. Else (none passes both, or the time runs
-        out) the first that passed the shallower check; else the first not shown to lose.
+        """The move after which the other side's win by threats is looked for deepest and
+        not found. The first of ``moves`` that passes the check `_VCT_CHECK_DEPTH` deep
+        is held; then the check goes one deeper, for that move first, then (if it fails
+        there) for the moves after it, each at every depth from the shallowest up, until
+        `_VCT_CHECK_MAX` or the time runs out. Played: the first move that passed the
+        deepest check any passed, one not shown to lose a level deeper before one shown
+        to (the one being checked when the time ran out is not); none passed: the first.
         A win found after one move is tried first after the next (the same threat often
         wins there too, and is found at once)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
         failed: dict[int, int] = {}  # positions where the other side was found to have none
-        held: Cell | None = None  # the first move that passed the shallower check
-        for m in moves:
+        # (deepest check passed, not shown to lose one deeper): the higher the better
+        best, best_rank = moves[0], (_VCT_CHECK_DEPTH - 1, False)
+        target, i = _VCT_CHECK_DEPTH, 0
+        while i < len(moves) and target <= _VCT_CHECK_MAX:
+            m = moves[i]
+            rank = (_VCT_CHECK_DEPTH - 1, True)
             try:
-                for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
+                for depth in range(_VCT_CHECK_DEPTH, target + 1):  # the shallower: known, or quick
                     found = self._vct_after(side, m, depth, failed, hint)
                     if found is not None:
-                        hint = found
+                        hint, rank = found, (depth - 1, False)
                         break
-                    if held is None:
-                        held = m
-                else:
-                    return m
+                    rank = (depth, True)
             except _OutOfTime:
-                return m if held is None else held
-        return moves[0] if held is None else held
+                return m if rank > best_rank else best
+            if m == best or rank > best_rank:
+                best, best_rank = m, rank
+            if rank[1]:
+                target += 1
+            else:
+                i += 1
+        return best
 
     def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int], hint: Cell = -1
                    ) -> Cell | None:  # fmt: skip
