@@ -329,3 +329,18 @@ def test_the_checks_go_deeper_while_time_is_left() -> None:
     player = GomokuStrategy(think_ms=600_000, nodes_budget=60_000)
     assert player.choose(State.replay("15x15k5", LOST_AS_O_3), random.Random(0)) == 170
     assert player.reason == "defence"
+
+
+def test_a_win_by_threats_cut_short_is_not_remembered_as_none() -> None:
+    # X to move after (7,9): X wins by threats six deep. Searched with too few nodes the
+    # search finds nothing, and must not record the position as one where X has none:
+    # what is recorded is kept from move to move and the next search would believe it.
+    player = _ready([*LOST_AS_O_3, 114])
+    assert player._lines is not None
+    here = player._lines.hash
+    failed: dict[int, int] = {}
+    player._vct_until = (float("inf"), 100)
+    assert player._vct(0, 6, failed) is None
+    assert here not in failed
+    player._vct_until = (float("inf"), 1 << 62)
+    assert player._vct(0, 6, failed) is not None
