@@ -2,8 +2,8 @@
 match against `minimax` at equal thinking time through `ttt tournament --in-process`.
 
 Run: .venv/bin/python bench/strength.py [--think-ms 500] [--openings 10] [--positions 12]
-                                         [--seed 1] [--skip-match] [--skip-nodes] [--outside]
-                                         [--keep DIR]
+                                         [--seed 1] [--fixed-openings] [--skip-match]
+                                         [--skip-nodes] [--outside] [--keep DIR]
 
 Nodes a second: both strategies choose a move in the same seeded mid-game positions
 (random moves near the centre), each with ``--think-ms``; a node is a position the
@@ -13,7 +13,8 @@ being the same position with the same value). The baseline is `minimax` in the s
 run.
 
 The match: colour-swapped pairs (each opening once with each side first) from short
-openings around the centre, both strategies thinking ``--think-ms`` a move; the score
+openings around the centre (drawn from ``--seed``, see `drawn_openings`; the 24 of
+`OPENINGS` with ``--fixed-openings``), both strategies thinking ``--think-ms`` a move; the score
 and the Elo difference with its 95 % error come from the tournament's standings. The
 strategies are given to the tournament as ``module:attribute`` factories from this file
 (the think time travels in the environment variable ``TTT_STRENGTH_MS``). A tournament
@@ -50,6 +51,49 @@ OPENINGS = (
     "112,111", "112,96", "112,126", "112,82", "112,113,98", "112,128,113",
     "112,127,97", "112,97,111", "112,99,127", "112,114,128", "112,143,113,98", "112,111,97,127",
 )  # fmt: skip
+
+
+#: Drawn openings: stones within this many cells of the centre (row and column).
+_RADIUS = 2
+#: ... and at most this far apart in static score (`Lines.score`: 1 a live window with one
+#: stone, 6 with two), so that neither side starts with more shape than the other.
+_BALANCE = 16
+
+
+def drawn_openings(count: int, seed: int) -> list[tuple[int, ...]]:
+    """``count`` openings drawn from ``seed``: the first stone at the centre, then one of
+    each side's in turn (two or four stones, X to move, as at the start) on the 5x5
+    around it; none with three of a side's stones in a K-window (no threat to answer at
+    once), none whose static scores differ by more than `_BALANCE`, no two the same up to
+    the board's symmetries. Balanced in that sense; each is played with both colours,
+    so what is left of an edge cancels out. A different seed, different openings: the
+    fixed suite's games repeat move for move from seed to seed (the strategies' random
+    choices only break ties), these do not."""
+    from bots.strategies.gomoku_lines import Lines
+    from protocol.rules import find_variant
+
+    v = find_variant(VARIANT)
+    centre = (v.rows // 2) * v.cols + v.cols // 2
+    row, col = divmod(centre, v.cols)
+    around = [r * v.cols + c for r in range(row - _RADIUS, row + _RADIUS + 1)
+              for c in range(col - _RADIUS, col + _RADIUS + 1) if (r, c) != (row, col)]  # fmt: skip
+    rng = random.Random(f"strength/openings/{seed}")
+    seen: set[tuple[tuple[int, int], ...]] = set()
+    out: list[tuple[int, ...]] = []
+    for _ in range(10_000 * count):
+        if len(out) == count:
+            break
+        moves = (centre, *rng.sample(around, rng.choice((1, 3))))
+        lines = Lines(v)
+        for i, c in enumerate(moves):
+            lines.place(c, i % 2)
+        if lines.threes[0] or lines.threes[1] or abs(lines.score[0] - lines.score[1]) > _BALANCE:
+            continue
+        shape = min(tuple(sorted((p[c], i % 2) for i, c in enumerate(moves))) for p in v.symmetries)
+        if shape not in seen:
+            seen.add(shape)
+            out.append(moves)
+    return out
 
 
 #: The wall-clock limit a move, in multiples of ``--think-ms``: the node budgets (CPU time at
@@ -150,9 +194,11 @@ def match(
     rates: dict[str, float],
     note: str = "",
     keep: str | None = None,
+    fixed: bool = False,
 ) -> None:
     """`gomoku` (thinking ``think_ms`` a move) against ``entry`` (a `ttt tournament --bots`
-    strategy) named ``opponent``: colour-swapped pairs from the first ``openings``. The
+    strategy) named ``opponent``: colour-swapped pairs from ``openings`` openings, drawn
+    from ``seed`` (the first of `OPENINGS` if ``fixed``). The
     strategies of this file get node budgets from ``rates`` (nodes a millisecond, see
     `_at_think_time`); the time each side took a move is printed from the games."""
     here = Path(__file__).resolve().parent
@@ -160,7 +206,10 @@ def match(
         env = dict(os.environ, TTT_STRENGTH_MS=str(think_ms))
         env["TTT_STRENGTH_RATES"] = ",".join(f"{name}={rate:.3f}" for name, rate in rates.items())
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(here), env.get("PYTHONPATH", "")) if p)
-        suite = " ".join(OPENINGS[:openings])
+        drawn = (
+            OPENINGS[:openings] if fixed else [",".join(map(str, o)) for o in drawn_openings(openings, seed)]
+        )
+        suite = " ".join(drawn)
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "protocol.cli", "tournament", "--in-process", "--quiet",
@@ -179,7 +228,8 @@ def match(
     m = next(x for x in summary["matchups"] if x["player"] == "gomoku")
     games = m["games"]
     record = f"+{m['wins']} ={m['draws']} -{m['losses']}"
-    print(f"gomoku vs {opponent}, 15x15k5, {games} games ({openings} openings x 2 colours), {note}"
+    kind = "fixed" if fixed else f"drawn from seed {seed}"
+    print(f"gomoku vs {opponent}, 15x15k5, {games} games ({openings} openings {kind} x 2 colours), {note}"
           f"{took:.0f} s: {record}, score {100 * m['score']:.1f} %")  # fmt: skip
     used = _ms_a_move(games_played)
     print("time a move, mean over the match: "
@@ -222,7 +272,8 @@ def _outside_command() -> str:
     return f"{sys.executable} {Path(__file__).resolve().parent / 'outside_gomoku.py'}"
 
 
-def outside(openings: int, positions: int, seed: int, rates: dict[str, float], keep: str | None) -> None:
+def outside(openings: int, positions: int, seed: int, rates: dict[str, float], keep: str | None,
+            fixed: bool = False) -> None:  # fmt: skip
     """`gomoku` against the outside AI (``bench/outside_gomoku.py``) at equal thinking
     time: the outside AI has no clock (it searches to a fixed depth), so its time a move
     is measured first on the nodes/s positions, and `gomoku` gets that mean."""
@@ -249,13 +300,30 @@ def outside(openings: int, positions: int, seed: int, rates: dict[str, float], k
     limit = max(5_000, 20 * mean_ms)  # the outside AI is never hurried: it has no clock to heed
     entry = f"bots.engines:gomocup think_ms={limit} {_outside_command()}"
     note = f"gomoku {mean_ms} ms a move, outside AI unhurried, "
-    match("outside", entry, mean_ms, openings, seed, {"gomoku": rates["gomoku"]}, note=note, keep=keep)
+    match(
+        "outside",
+        entry,
+        mean_ms,
+        openings,
+        seed,
+        {"gomoku": rates["gomoku"]},
+        note=note,
+        keep=keep,
+        fixed=fixed,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--think-ms", type=int, default=500, help="thinking time a move, both sides")
-    parser.add_argument("--openings", type=int, default=10, help=f"openings, at most {len(OPENINGS)}")
+    parser.add_argument(
+        "--openings",
+        type=int,
+        default=10,
+        help=f"openings (drawn from --seed; with --fixed-openings at most {len(OPENINGS)})",
+    )
+    parser.add_argument("--fixed-openings", action="store_true",
+                        help="the 24 fixed openings of earlier measurements, not drawn ones")  # fmt: skip
     parser.add_argument("--positions", type=int, default=12, help="positions for the nodes/s figure")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-match", action="store_true")
@@ -272,13 +340,14 @@ def main() -> None:
         print("nodes a millisecond given: " + ", ".join(f"{n} {r:g}" for n, r in sorted(rates.items())))
     elif not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
         rates = nodes_per_second(args.think_ms, args.positions, args.seed, quiet=args.skip_nodes)
-    openings = min(args.openings, len(OPENINGS))
+    openings = min(args.openings, len(OPENINGS)) if args.fixed_openings else args.openings
     if not args.skip_match:
         note = f"{args.think_ms} ms a move each, "
         entry = "strength:minimax"
-        match("minimax", entry, args.think_ms, openings, args.seed, rates, note=note, keep=args.keep)
+        match("minimax", entry, args.think_ms, openings, args.seed, rates, note=note, keep=args.keep,
+              fixed=args.fixed_openings)  # fmt: skip
     if args.outside:
-        outside(openings, args.positions, args.seed, rates, keep=args.keep)
+        outside(openings, args.positions, args.seed, rates, keep=args.keep, fixed=args.fixed_openings)
 
 
 if __name__ == "__main__":

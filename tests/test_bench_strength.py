@@ -32,3 +32,24 @@ def test_without_rates_the_match_refuses_to_start(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("TTT_STRENGTH_RATES", raising=False)
     with pytest.raises(RuntimeError, match="nodes a millisecond"):
         strength.gomoku()
+
+
+def test_drawn_openings_are_balanced_distinct_and_follow_the_seed() -> None:
+    from bots.strategies.gomoku_lines import Lines
+    from protocol.rules import find_variant
+
+    v = find_variant(strength.VARIANT)
+    drawn = strength.drawn_openings(64, 11)
+    assert drawn == strength.drawn_openings(64, 11)
+    assert len(set(drawn) & set(strength.drawn_openings(64, 12))) < 8  # a few 2-stone ones recur
+    shapes = set()
+    for moves in drawn:
+        assert len(moves) in (2, 4) and moves[0] == 112
+        assert all(abs(c // 15 - 7) <= 2 and abs(c % 15 - 7) <= 2 for c in moves)
+        lines = Lines(v)
+        for i, c in enumerate(moves):
+            lines.place(c, i % 2)
+        assert not lines.threes[0] and not lines.threes[1]
+        assert abs(lines.score[0] - lines.score[1]) <= strength._BALANCE
+        shapes.add(min(tuple(sorted((p[c], i % 2) for i, c in enumerate(moves))) for p in v.symmetries))
+    assert len(shapes) == len(drawn)  # no two the same up to the board's symmetries

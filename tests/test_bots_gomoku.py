@@ -310,3 +310,37 @@ def test_the_checks_try_first_the_threat_the_other_side_has_with_a_free_move() -
     assert player._tempo_threat(1) in (7 * 15 + 3, 7 * 15 + 7)
     player.nodes, player._limit = 0, 3  # out of nodes: nothing to try first
     assert player._tempo_threat(1) == -1
+
+
+# A game `minimax` won as X (bench/strength.py --fixed-openings --seed 3, game 6): O to
+# move after these, X threatening a win by fours.
+LOST_AS_O_3 = [112, 127, 128, 113, 96, 144, 141, 64, 156, 126, 142]
+
+
+def test_the_checks_go_deeper_while_time_is_left() -> None:
+    # O's defences: (7,9) (114) and (11,5) (170); after either, X has no win by threats
+    # five deep. After (7,9) X wins six deep (from (11,5)); after (11,5) it has none six
+    # deep. The checks stopped at five with a third of the budget left, and (7,9) was
+    # played.
+    checked = _ready(LOST_AS_O_3)
+    assert checked._vct_after(1, 114, 5, {}) is None
+    assert checked._vct_after(1, 114, 6, {}) is not None
+    assert checked._vct_after(1, 170, 6, {}) is None
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=60_000)
+    assert player.choose(State.replay("15x15k5", LOST_AS_O_3), random.Random(0)) == 170
+    assert player.reason == "defence"
+
+
+def test_a_win_by_threats_cut_short_is_not_remembered_as_none() -> None:
+    # X to move after (7,9): X wins by threats six deep. Searched with too few nodes the
+    # search finds nothing, and must not record the position as one where X has none:
+    # what is recorded is kept from move to move and the next search would believe it.
+    player = _ready([*LOST_AS_O_3, 114])
+    assert player._lines is not None
+    here = player._lines.hash
+    failed: dict[int, int] = {}
+    player._vct_until = (float("inf"), 100)
+    assert player._vct(0, 6, failed) is None
+    assert here not in failed
+    player._vct_until = (float("inf"), 1 << 62)
+    assert player._vct(0, 6, failed) is not None

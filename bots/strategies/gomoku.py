@@ -8,7 +8,9 @@ move at a time, never a board rescan):
    ending in two winning cells at once;
 3. VCT (victory by continuous threats): fours and threes (a move after which the next
    one would make two winning cells), trying every defence the opponent has (the cells
-   that stop that move, `_double_guards`, and its own fours), a few moves deep;
+   that stop that move, `_double_guards`, and its own fours), a few moves deep; the
+   positions where a side was found to have none are kept from move to move, as the
+   refuted VCFs and the alpha-beta table are;
 4. if the opponent has a VCF once it is to move, only moves after which it no longer
    has one (when such moves exist);
 5. otherwise alpha-beta (negamax, principal variation search, iterative deepening, a
@@ -20,8 +22,8 @@ move at a time, never a board rescan):
    scored from its gain without being made. When every root move loses, the rest of
    the cells near stones join the root;
 6. after it, the alpha-beta choice and the next best moves are checked in turn for a
-   VCT of the opponent's after them, one move at a time four and five threats deep
-   (`_no_vct_after`); the first that passes is played.
+   VCT of the opponent's after them, four threats deep, then deeper while time is left
+   (up to 8: `_no_vct_after`); the first that passed the deepest check is played.
 
 The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
 only), alpha-beta with `place`/`take` (gains and scores too).
@@ -57,6 +59,8 @@ _VCF_IN_VCT = _VCF_DEPTH // 2
 #: Depth of the other side's VCT looked for after a root move: one more than our own,
 #: since a win by threats missed there is the game.
 _VCT_CHECK_DEPTH = 4
+#: The deepest the checks go while time is left (each level about 3-6 times the last).
+_VCT_CHECK_MAX = 8
 #: Moves checked for the other side's VCT after the alpha-beta search, best first
 #: (beyond the root's, the next best by gain).
 _VCT_CHECKS = 20
@@ -110,6 +114,8 @@ class GomokuStrategy:
         self._limit = 0
         self._lines: Lines | None = None
         self._refuted_vcf: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        #: Per side, positions (hash) where it was found to have no VCT, and how deep.
+        self._refuted_vct: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self._variant = ""
         self._vct_until = (0.0, 0)
         #: Alpha-beta results by position (hash and side to move): depth searched, score
@@ -131,11 +137,11 @@ class GomokuStrategy:
         why = self.refusal(state.variant.name)
         if why is not None:
             raise StrategyError(why)
-        kept = len(self._table) + len(self._refuted_vcf[0]) + len(self._refuted_vcf[1])
+        kept = len(self._table) + sum(map(len, (*self._refuted_vcf, *self._refuted_vct)))
         if self._variant != state.variant.name or kept > _TABLE_LIMIT:
             # What the searches learnt is kept from move to move: facts about positions.
             self._variant = state.variant.name
-            self._table, self._refuted_vcf = {}, ({}, {})
+            self._table, self._refuted_vcf, self._refuted_vct = {}, ({}, {}), ({}, {})
         lines = self._lines = Lines(state.variant)
         for c in range(state.variant.cells):
             if state.x >> c & 1:
@@ -169,7 +175,7 @@ class GomokuStrategy:
                 return found, "vcf"
             share = max(1, (self.nodes_budget or 0) // 4)
             self._vct_until = (time.perf_counter() + self.think_ms / 4000, self.nodes + share)
-            found = self._vct(side, _VCT_DEPTH, {})
+            found = self._vct(side, _VCT_DEPTH, self._refuted_vct[side])
             if found is not None:
                 return found, "vct"
         except _OutOfTime:
@@ -207,37 +213,47 @@ class GomokuStrategy:
         now = time.perf_counter()
         self._vct_until = (now + (self._deadline - now) / 10, self.nodes + (self._limit - self.nodes) // 10)
         try:
-            found = self._vct(1 - side, _VCT_CHECK_DEPTH + 1, {})
+            found = self._vct(1 - side, _VCT_CHECK_DEPTH + 1, self._refuted_vct[1 - side])
         except _OutOfTime:
             return -1
         return -1 if found is None else found
 
     def _no_vct_after(self, side: int, moves: list[Cell], hint: Cell = -1) -> Cell:
-        """The first of ``moves`` after which the other side has no win by threats
-        looked for `_VCT_CHECK_DEPTH` deep, nor one deeper: each move is checked at both
-        depths before the next is looked at. Else (none passes both, or the time runs
-        out) the first that passed the shallower check; else the first not shown to lose.
+        """The move after which the other side's win by threats is looked for deepest and
+        not found. The first of ``moves`` that passes the check `_VCT_CHECK_DEPTH` deep
+        is held; then the check goes one deeper, for that move first, then (if it fails
+        there) for the moves after it, each at every depth from the shallowest up, until
+        `_VCT_CHECK_MAX` or the time runs out. Played: the first move that passed the
+        deepest check any passed, one not shown to lose a level deeper before one shown
+        to (the one being checked when the time ran out is not); none passed: the first.
         A win found after one move is tried first after the next (the same threat often
         wins there too, and is found at once)."""
         lines = self._lines
         assert lines is not None
         self._vct_until = (self._deadline, self._limit)
-        failed: dict[int, int] = {}  # positions where the other side was found to have none
-        held: Cell | None = None  # the first move that passed the shallower check
-        for m in moves:
+        failed = self._refuted_vct[1 - side]
+        # (deepest check passed, not shown to lose one deeper): the higher the better
+        best, best_rank = moves[0], (_VCT_CHECK_DEPTH - 1, False)
+        target, i = _VCT_CHECK_DEPTH, 0
+        while i < len(moves) and target <= _VCT_CHECK_MAX:
+            m = moves[i]
+            rank = (_VCT_CHECK_DEPTH - 1, True)
             try:
-                for depth in (_VCT_CHECK_DEPTH, _VCT_CHECK_DEPTH + 1):
+                for depth in range(_VCT_CHECK_DEPTH, target + 1):  # the shallower: known, or quick
                     found = self._vct_after(side, m, depth, failed, hint)
                     if found is not None:
-                        hint = found
+                        hint, rank = found, (depth - 1, False)
                         break
-                    if held is None:
-                        held = m
-                else:
-                    return m
+                    rank = (depth, True)
             except _OutOfTime:
-                return m if held is None else held
-        return moves[0] if held is None else held
+                return m if rank > best_rank else best
+            if m == best or rank > best_rank:
+                best, best_rank = m, rank
+            if rank[1]:
+                target += 1
+            else:
+                i += 1
+        return best
 
     def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int], hint: Cell = -1
                    ) -> Cell | None:  # fmt: skip
@@ -351,7 +367,10 @@ class GomokuStrategy:
 
         A three is a move after which ``side`` could make two winning cells at once;
         the defences tried are the empty cells of ``side``'s threatening windows and
-        the other side's fours (see `_answered`)."""
+        the other side's fours (see `_answered`).
+
+        No position is recorded in ``failed`` once `_vct_spent`: a branch may have been
+        cut short, and what is recorded is kept from move to move."""
         lines = self._lines
         assert lines is not None
         if depth == 0 or self._vct_spent() or failed.get(lines.hash, -1) >= depth:
@@ -376,7 +395,8 @@ class GomokuStrategy:
                     return c
             finally:
                 lines.pop(c)
-        failed[lines.hash] = depth
+        if not self._vct_spent():
+            failed[lines.hash] = depth
         return None
 
     def _answered(self, side: int, depth: int, failed: dict[int, int]) -> bool:
