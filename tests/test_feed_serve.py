@@ -178,7 +178,7 @@ def live_presence(sub: Subscriber, node: str) -> list[dict[str, object]]:
 
 
 async def test_broker_stopped_for_20_s_drops_no_live_node(broker: Broker, any_db: str) -> None:
-    """Mosquitto stopping sends every node's last will; the nodes stay listed in each other's
+    """Mosquitto stopping sends the nodes' last wills; the nodes stay listed in each other's
     lobby through 20 s without a broker (ten presence timeouts), and after the broker restarts
     (empty, same port) they hear each other again and the feed carries new rooms. On one
     SQLite file, then with the nodes on PostgreSQL (as on several hosts)."""
@@ -203,7 +203,11 @@ async def test_broker_stopped_for_20_s_drops_no_live_node(broker: Broker, any_db
                 broker.stop()  # SIGTERM: a clean broker shutdown
                 await before.settle()
             wills = [r.topic for r in before.messages if r.payload and r.payload["status"] == "offline"]
-            assert sorted(wills) == ["ttt/v1/nodes/a", "ttt/v1/nodes/b"], "the broker sent every will"
+            # Mosquitto sends each node's will as it closes that node's connection, in an
+            # order of its own: only those sent before it closed this subscriber's (or a
+            # node's) connection arrive; usually both, once in CI none. The nodes must keep
+            # each other listed either way (how a will is taken: tests/test_feed_relay.py).
+            assert set(wills) <= {"ttt/v1/nodes/a", "ttt/v1/nodes/b"} and len(wills) == len(set(wills))
 
             outage_ends = time.monotonic() + 20.0
             while time.monotonic() < outage_ends:
