@@ -282,7 +282,7 @@ class Arena:
         return bool(self._lobby_rooms or self._lobby_players)
 
     def lobby_update(
-        self, feeding: bool = True
+        self, feeding: bool
     ) -> tuple[list[int], str | None, list[tuple[str, m.RoomSummary | None]]]:
         """What the lobby has not heard yet: the subscribed connections, the `LobbyUpdate`
         frame for them (None: nothing to say) and the room summaries that changed (for the
