@@ -11,12 +11,13 @@ gathering of a connection's frames into one write.
 
 Its moves are stored the way the arena stores them: a writer thread takes every
 move submitted meanwhile and writes them as one statement into the arena's own
-schema (``server.store.SCHEMA``: the ``moves_played`` view, whose trigger moves
-the room's seq on), in WAL mode with ``synchronous=FULL``, and only then are the
-frames sent; a second connection checkpoints the WAL every second, as the arena's
-does. What it leaves out is everything the arena decides: no rooms beyond
-two connections and a counter, no rules (a cell is taken on trust; a game ends
-when the board is full), no clocks, no validation beyond ``json.loads``.
+schema (``server.schema.migrate``), the statement of ``server.store.moves_sql``
+(each move's row with its room's seq, and nothing else: schema version 5), in WAL
+mode with ``synchronous=FULL``, and only then are the frames sent; a second
+connection checkpoints the WAL every second, as the arena's does. What it leaves
+out is everything the arena decides: no rooms beyond two connections and a
+counter, no rules (a cell is taken on trust; a game ends when the board is full),
+no clocks, no validation beyond ``json.loads``.
 
 ``--store none`` skips the writes (frames go out at once): the floor without
 durability.
@@ -40,7 +41,8 @@ from websockets.protocol import State
 
 from protocol.rules import find_variant
 from server.connection import ArenaConnection
-from server.store import SCHEMA
+from server.schema import migrate
+from server.store import MOVES_PER_STATEMENT, moves_sql
 
 Sends = list[tuple[ServerConnection, str]]
 #: A room row to store (or None), a move row to store (or None), and the frames to send after.
@@ -77,7 +79,7 @@ class Writer:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA wal_autocheckpoint=0")  # as the arena: checkpoints beside the writer
-            self.db.executescript(SCHEMA)
+            migrate(self.db, "sqlite")
             threading.Thread(target=self._run, daemon=True).start()
             threading.Thread(target=self._checkpoints, args=(path,), daemon=True).start()
 
@@ -96,15 +98,19 @@ class Writer:
                 items.append(self.pending.get_nowait())
             now = time.time()
             rooms = [r for r, _, _ in items if r is not None]
-            moves = [(*mv[:5], now, *mv[5:]) for _, mv, _ in items if mv is not None]
+            moves = [mv for _, mv, _ in items if mv is not None]
             if rooms:
                 cur.execute("BEGIN")
                 cur.executemany("INSERT OR REPLACE INTO rooms VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rooms)
-            for start in range(0, len(moves), 1000):
-                chunk = moves[start : start + 1000]
+            for start in range(0, len(moves), MOVES_PER_STATEMENT):
+                chunk = moves[start : start + MOVES_PER_STATEMENT]
                 cur.execute(
-                    "INSERT INTO moves_played VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * len(chunk)),
-                    [v for row in chunk for v in row],
+                    moves_sql(len(chunk)),
+                    [
+                        v
+                        for (game, ply, cell, x_ms, o_ms, seq) in chunk
+                        for v in (game, ply, cell, x_ms, o_ms, now, seq)
+                    ],
                 )
             if rooms:
                 cur.execute("COMMIT")
@@ -209,7 +215,7 @@ class Floor:
             table.seq += 1
             over = _dumps({"type": "game_over", "room": room, "seq": table.seq, "game": game})
             sends += [(p, over) for p in table.seats if p is not None]
-        self.writer.submit(None, (game, table.ply, cell, None, None, room, seq), sends)
+        self.writer.submit(None, (game, table.ply, cell, None, None, seq), sends)
 
 
 async def main(port: int, db: str | None) -> None:

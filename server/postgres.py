@@ -6,8 +6,7 @@ methods and the same SQL, written with SQLite's ``?`` placeholders, which
 style runs here unchanged). What differs:
 
 - a batch of moves is one statement: the moves as arrays, ``unnest``-ed into
-  ``moves``, and each room's last seq set from the same rows (a data-modifying
-  ``WITH``), so it commits on its own in one round trip;
+  ``moves`` (each with its room's seq), so it commits on its own in one round trip;
 - the writer's connection is opened again after it broke (PostgreSQL restarted, the
   network dropped): the writer's retries (`server.writer`) keep trying, and the server
   refuses changes meanwhile, as when a SQLite disk is full;
@@ -16,7 +15,7 @@ style runs here unchanged). What differs:
   durable as the server's ``synchronous_commit`` says (on by default).
 
 The SQL keeps to what CockroachDB also runs where that costs nothing (no advisory
-locks, no ``LISTEN``; ``unnest`` of several arrays and ``UPDATE ... FROM`` it has).
+locks, no ``LISTEN``; ``unnest`` of several arrays it has).
 """
 
 from __future__ import annotations
@@ -113,19 +112,15 @@ class PgConnection:
             self._conn = None
 
 
-#: A batch of moves in one statement: the moves in, each room's seq to its last move's.
+#: A batch of moves in one statement (the moves as arrays, each with its room's seq: the
+#: moves rows are all it writes, schema version 5).
 MOVES_SQL = """
-WITH played AS (
-    SELECT * FROM unnest(?::text[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::int[])
-        AS t(game, ply, cell, x_ms, o_ms, room, seq)),
-stored AS (
-    INSERT INTO moves (game, ply, cell, x_ms, o_ms, at)
-    SELECT game, ply, cell, x_ms, o_ms, ? FROM played
-    ON CONFLICT (game, ply) DO UPDATE SET cell = excluded.cell, x_ms = excluded.x_ms,
-        o_ms = excluded.o_ms, at = excluded.at)
-UPDATE rooms SET seq = last.seq, updated = ?
-FROM (SELECT room, max(seq) AS seq FROM played GROUP BY room) AS last
-WHERE rooms.id = last.room
+INSERT INTO moves (game, ply, cell, x_ms, o_ms, at, seq)
+SELECT game, ply, cell, x_ms, o_ms, ?, seq
+FROM unnest(?::text[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[])
+    AS t(game, ply, cell, x_ms, o_ms, seq)
+ON CONFLICT (game, ply) DO UPDATE SET cell = excluded.cell, x_ms = excluded.x_ms,
+    o_ms = excluded.o_ms, at = excluded.at, seq = excluded.seq
 """
 
 
@@ -174,15 +169,13 @@ class PostgresStore(Store):
         cur.execute(
             MOVES_SQL,
             (
+                now,
                 [op.game for op in moves],
                 [op.ply for op in moves],
                 [op.cell for op in moves],
                 [op.x_ms for op in moves],
                 [op.o_ms for op in moves],
-                [op.room for op in moves],
                 [op.seq for op in moves],
-                now,
-                now,
             ),
         )
 

@@ -48,7 +48,7 @@ CREATE INDEX IF NOT EXISTS games_by_room ON games (room, number);
 """
 
 #: The version this code writes and understands.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class SchemaTooNew(Exception):
@@ -133,11 +133,32 @@ def _v3_leases(db: Any, dialect: str) -> None:
         db.execute(sql)
 
 
+def _v5_move_seq(db: Any, dialect: str) -> None:
+    """Each move keeps its room's event counter (``moves.seq``), so writing a move writes
+    its moves row and nothing else: before, each move also rewrote its room's row (``seq``
+    and ``updated``), a third of the pages a batch of moves wrote. A room's counter is now
+    the highest of ``rooms.seq`` (set by every other change of the room) and the ``seq`` of
+    its moves (`server.store.Store.open_rooms`); the moves of older versions have none
+    (NULL), their rooms' rows hold it. ``rooms.updated`` says when the room's row last
+    changed; its last move's ``at``, when its last move was stored.
+
+    On SQLite this also drops the view and trigger (``moves_played``) that wrote a move
+    and its room's row in one statement: moves go straight into the table now."""
+    if dialect == "sqlite":
+        db.execute("DROP TRIGGER IF EXISTS moves_played_insert")
+        db.execute("DROP VIEW IF EXISTS moves_played")
+        if "seq" not in [row[1] for row in db.execute("PRAGMA table_info(moves)")]:
+            db.execute("ALTER TABLE moves ADD COLUMN seq INTEGER")
+    else:
+        db.execute("ALTER TABLE moves ADD COLUMN IF NOT EXISTS seq INTEGER")
+
+
 MIGRATIONS: list[tuple[int, Step]] = [
     (1, _v1_tables),
     (2, _v2_leaderboard),
     (3, _v3_leases),
     (4, _v4_skeleton_keys),
+    (5, _v5_move_seq),
 ]
 
 

@@ -17,6 +17,7 @@ never in the rooms.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -39,29 +40,14 @@ from server.ops import (
     SeqSaved,
     StoreOp,
 )
-from server.schema import TABLES, migrate, name_key
+from server.schema import migrate, name_key
 
-__all__ = ["MOVES_PER_STATEMENT", "SCHEMA", "Store", "StoredGame", "StoredRoom", "hash_token", "name_key"]
-
-#: The whole SQLite schema as one script (the tables of `server.schema`, and the view
-#: whose trigger takes a batch of moves in one statement). Kept for tools and benchmarks.
-SCHEMA = (
-    TABLES
-    + """
-CREATE VIEW IF NOT EXISTS moves_played AS
-    SELECT game, ply, cell, x_ms, o_ms, at, NULL AS room, NULL AS seq FROM moves WHERE 0;
-CREATE TRIGGER IF NOT EXISTS moves_played_insert INSTEAD OF INSERT ON moves_played BEGIN
-    INSERT OR REPLACE INTO moves VALUES (NEW.game, NEW.ply, NEW.cell, NEW.x_ms, NEW.o_ms, NEW.at);
-    UPDATE rooms SET seq = NEW.seq, updated = NEW.at WHERE id = NEW.room;
-END;
-"""
-)
-
+__all__ = ["MOVES_PER_STATEMENT", "Store", "StoredGame", "StoredRoom", "hash_token", "name_key"]
 
 #: Rooms named in one fencing statement (one parameter each, and three more).
 FENCE_CHUNK = 500
 
-#: Moves written by one INSERT (8 parameters each: SQLite allows 32,766 since 3.32).
+#: Moves written by one INSERT (7 parameters each: SQLite allows 32,766 since 3.32).
 MOVES_PER_STATEMENT = 1000
 
 #: WAL frames past which the writer's next pause lets the WAL start over (`Store.catch_up`):
@@ -70,6 +56,16 @@ WAL_CAP = 16384
 
 PlayerRow = tuple[str, str, str, str]
 RatingRow = tuple[str, str, float, float, float, int]
+
+
+@functools.lru_cache(maxsize=64)
+def moves_sql(count: int) -> str:
+    """The statement that writes ``count`` moves (seven ``?`` each: game, ply, cell, x_ms,
+    o_ms, at, seq). A move stored again (a batch tried again after its commit was lost on
+    the way back) replaces its row."""
+    return "INSERT OR REPLACE INTO moves (game, ply, cell, x_ms, o_ms, at, seq) VALUES " + ",".join(
+        ["(?,?,?,?,?,?,?)"] * count
+    )
 
 
 def unwritable(path: str) -> str | None:
@@ -190,7 +186,6 @@ class Store:
         self._read_lock = threading.Lock()
         try:
             migrate(self.db, self.dialect)
-            self.db.executescript(SCHEMA.removeprefix(TABLES))  # the moves view and its trigger
         except BaseException:
             self.db.close()
             raise
@@ -275,15 +270,15 @@ class Store:
         try:
             if self.fence is not None:
                 self._check_fence(cur, ops)
+            # A move writes its moves row and nothing else (schema version 5), so the moves
+            # of the whole transaction go in together, after the rest, in as few statements
+            # as they can (not one run of them between each two other operations).
             moves: list[MoveSaved] = []
             for op in ops:
-                if isinstance(op, MoveSaved):
+                if type(op) is MoveSaved:
                     moves.append(op)
-                    continue
-                if moves:
-                    self._moves(cur, moves, now)
-                    moves = []
-                self._apply(cur, op, now)
+                else:
+                    self._apply(cur, op, now)
             if moves:
                 self._moves(cur, moves, now)
             cur.execute("COMMIT")
@@ -338,17 +333,13 @@ class Store:
         raise Fenced([r for r in rooms if r not in mine])
 
     def _moves(self, cur: Any, moves: list[MoveSaved], now: float) -> None:
-        """Consecutive moves (of many games) in one statement per `MOVES_PER_STATEMENT`
-        rather than two each; the view's trigger also moves each room's seq on."""
+        """Moves (of many games) in one statement per `MOVES_PER_STATEMENT`, each with its
+        room's seq: the moves rows are all they write (schema version 5)."""
         for start in range(0, len(moves), MOVES_PER_STATEMENT):
             chunk = moves[start : start + MOVES_PER_STATEMENT]
             cur.execute(
-                "INSERT INTO moves_played VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * len(chunk)),
-                [
-                    v
-                    for op in chunk
-                    for v in (op.game, op.ply, op.cell, op.x_ms, op.o_ms, now, op.room, op.seq)
-                ],
+                moves_sql(len(chunk)),
+                [v for op in chunk for v in (op.game, op.ply, op.cell, op.x_ms, op.o_ms, now, op.seq)],
             )
 
     def _apply(self, cur: Any, op: StoreOp, now: float) -> None:
@@ -477,7 +468,7 @@ class Store:
 
     def open_rooms(self, only: set[str] | None = None) -> list[StoredRoom]:
         """Rooms not closed (or only those of ``only``), each with its games (and the
-        moves of each game)."""
+        moves of each game), and its seq: the highest of its row's and its moves'."""
         with self.lock:
             rooms = [
                 StoredRoom(
@@ -509,10 +500,13 @@ class Store:
                 ):
                     moves = list(
                         self.db.execute(
-                            "SELECT cell, x_ms, o_ms FROM moves WHERE game=? ORDER BY ply", (g[0],)
+                            "SELECT cell, x_ms, o_ms, seq FROM moves WHERE game=? ORDER BY ply", (g[0],)
                         )
                     )
                     x_ms, o_ms = (moves[-1][1], moves[-1][2]) if moves else (g[6], g[7])
+                    # The room's row is not written for a move (schema version 5): a move
+                    # later than the room's last other change holds its seq.
+                    room.seq = max([room.seq, *(mv[3] for mv in moves if mv[3] is not None)])
                     room.games.append(
                         StoredGame(
                             g[0],

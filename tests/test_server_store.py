@@ -1,6 +1,7 @@
 """The store's batched move writes: many games' moves in one statement still store every
-move and leave each room at the sequence number of its last move; a database file made
-before the moves view existed takes moves too."""
+move, each with its room's sequence number, so a room recovers at the sequence number of
+its last move without its row being written for each move; a database file made before
+schema versions existed takes moves too."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from server.ops import GameSaved, MoveSaved, PlayerSaved, RoomSaved, StoreOp
-from server.store import MOVES_PER_STATEMENT, SCHEMA, Store, name_key
+from server.ops import GameSaved, MoveSaved, PlayerSaved, RoomSaved, SeqSaved, StoreOp
+from server.schema import TABLES
+from server.store import MOVES_PER_STATEMENT, Store, name_key
 
 
 def _room(rid: str, seq: int) -> RoomSaved:
@@ -23,6 +25,11 @@ def _game(rid: str) -> GameSaved:
 
 def _set_up(store: Store, rooms: tuple[str, ...]) -> None:
     store.write([op for rid in rooms for op in (_room(rid, 2), _game(rid))])
+
+
+def _seqs(store: Store) -> dict[str, int]:
+    """Each open room's seq as a restart recovers it."""
+    return {room.id: room.seq for room in store.open_rooms()}
 
 
 def test_moves_of_many_rooms_in_one_batch(tmp_path: Path) -> None:
@@ -41,7 +48,10 @@ def test_moves_of_many_rooms_in_one_batch(tmp_path: Path) -> None:
         ("r1.1", 3, 8, 1500, 900),
         ("r2.1", 1, 0, None, None),
     ]
-    assert dict(store.query("SELECT id, seq FROM rooms")) == {"r1": 5, "r2": 3}
+    assert store.query("SELECT seq FROM moves ORDER BY game, ply") == [(3,), (4,), (5,), (3,)]
+    assert _seqs(store) == {"r1": 5, "r2": 3}
+    # A move writes its own row and nothing else: the rooms' rows are as they were.
+    assert store.query("SELECT id, seq FROM rooms ORDER BY id") == [("r1", 2), ("r2", 2)]
     recovered = {r.id: r for r in store.open_rooms()}
     assert recovered["r1"].games[0].moves == [4, 0, 8] and recovered["r1"].seq == 5
 
@@ -58,7 +68,7 @@ def test_more_moves_than_one_statement_takes(tmp_path: Path) -> None:
     store.write(ops)
     assert store.query("SELECT count(*) FROM moves") == [(count,)]
     last = {f"r{i % 7}": i // 7 + 3 for i in range(count)}
-    assert dict(store.query("SELECT id, seq FROM rooms")) == last
+    assert _seqs(store) == last
 
 
 def test_a_failing_batch_stores_nothing(tmp_path: Path) -> None:
@@ -70,24 +80,33 @@ def test_a_failing_batch_stores_nothing(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         store.write([_room("r1", 9), MoveSaved("r1.1", 2, 4, None, None, room="r1", seq=3), bad])
     assert store.query("SELECT count(*) FROM moves") == [(0,)]
-    assert store.query("SELECT seq FROM rooms") == [(2,)]
+    assert _seqs(store) == {"r1": 2}
 
 
-def test_a_database_from_before_the_moves_view(tmp_path: Path) -> None:
+def test_a_change_with_no_move_after_the_last_move_sets_the_seq(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "a.db"))
+    _set_up(store, ("r1",))
+    store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3)])
+    store.write([SeqSaved("r1", 4)])  # a spectator came: no move
+    assert _seqs(store) == {"r1": 4}
+    store.write([MoveSaved("r1.1", 2, 0, None, None, room="r1", seq=5)])
+    assert _seqs(store) == {"r1": 5}
+
+
+def test_a_database_from_before_schema_versions(tmp_path: Path) -> None:
     path = str(tmp_path / "old.db")
-    tables_only = SCHEMA.split("CREATE VIEW")[0]
     with sqlite3.connect(path) as old:
-        old.executescript(tables_only)
+        old.executescript(TABLES)
     store = Store(path)
     _set_up(store, ("r1",))
     store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3)])
-    assert store.query("SELECT game, ply, cell FROM moves") == [("r1.1", 1, 4)]
-    assert store.query("SELECT seq FROM rooms") == [(3,)]
+    assert store.query("SELECT game, ply, cell, seq FROM moves") == [("r1.1", 1, 4, 3)]
+    assert _seqs(store) == {"r1": 3}
 
 
 def test_names_are_looked_up_through_an_index_of_their_case_folded_keys(tmp_path: Path) -> None:
     path = str(tmp_path / "old.db")
-    before = SCHEMA.replace(", name_key TEXT", "").split("CREATE VIEW")[0]
+    before = TABLES.replace(", name_key TEXT", "")
     with sqlite3.connect(path) as old:  # a database from before name_key, with players in it
         old.executescript(before)
         old.execute("INSERT INTO players VALUES ('p1', 'Ann', 'human', 'h1', 0)")

@@ -8,11 +8,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from server.ops import GameSaved, MoveSaved, PlayerSaved, RatingSaved, RoomSaved, StoreOp
-from server.schema import SCHEMA_VERSION, TABLES, SchemaTooNew, version_of
+from server.ops import GameSaved, MoveSaved, PlayerSaved, RatingSaved, RoomSaved, SeqSaved, StoreOp
+from server.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, SchemaTooNew, version_of
 from server.storage import is_url, open_store
 from server.store import Store
 
@@ -46,8 +47,11 @@ def test_moves_of_many_rooms_in_one_batch(any_db: str) -> None:
             ("r2.1", 1, 0, None, None),
             ("r2.1", 2, 1, None, None),
         ]
-        assert dict(store.query("SELECT id, seq FROM rooms")) == {"r1": 5, "r2": 4, "r3": 1}
         recovered = {r.id: r for r in store.open_rooms()}
+        assert {rid: r.seq for rid, r in recovered.items()} == {"r1": 5, "r2": 4, "r3": 1}
+        # Each move holds its room's seq; the rooms' rows are not written for moves.
+        assert store.query("SELECT seq FROM moves ORDER BY game, ply") == [(3,), (4,), (5,), (3,), (4,)]
+        assert dict(store.query("SELECT id, seq FROM rooms")) == {"r1": 2, "r2": 2, "r3": 1}
         assert recovered["r1"].games[0].moves == [4, 0, 8] and recovered["r1"].seq == 5
         assert recovered["r1"].rated and recovered["r1"].games[0].x_ms == 1500
     finally:
@@ -149,13 +153,92 @@ def test_an_older_database_is_upgraded_and_keeps_its_rows(any_db: str) -> None:
     _version_1(any_db)
     store = open_store(any_db)
     try:
-        assert version_of(store.db) == SCHEMA_VERSION == 4
+        assert version_of(store.db) == SCHEMA_VERSION == 5
         assert "ratings_by_variant" in _indexes(store)
         assert store.query("SELECT count(*) FROM room_owners") == [(0,)]  # version 3: leases
         assert store.find_player(token_hash="h1") == (("p1", "Ann", "human", "h1"), [])
     finally:
         store.close()
     open_store(any_db).close()  # opened again: nothing left to do
+
+
+#: How a version-4 SQLite store wrote a move: through this view, whose trigger also set the
+#: room's seq (and ``updated``) in its row; PostgreSQL did the same in one statement.
+V4_MOVES_VIEW = """
+CREATE VIEW moves_played AS
+    SELECT game, ply, cell, x_ms, o_ms, at, NULL AS room, NULL AS seq FROM moves WHERE 0;
+CREATE TRIGGER moves_played_insert INSTEAD OF INSERT ON moves_played BEGIN
+    INSERT OR REPLACE INTO moves VALUES (NEW.game, NEW.ply, NEW.cell, NEW.x_ms, NEW.o_ms, NEW.at);
+    UPDATE rooms SET seq = NEW.seq, updated = NEW.at WHERE id = NEW.room;
+END;
+"""
+
+
+def _version_4(db: str) -> None:
+    """A database as version 4 left it: a room whose game has three moves, its row at the
+    seq of the last (5), as a version-4 server wrote them (moves without a seq)."""
+    if is_url(db):
+        from server.postgres import PgConnection
+
+        conn: Any = PgConnection(db)
+        dialect = "postgresql"
+    else:
+        conn = sqlite3.connect(db, isolation_level=None)
+        dialect = "sqlite"
+    try:
+        conn.execute("CREATE TABLE schema_version (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version VALUES (1, 4)")
+        for number, step in MIGRATIONS:
+            if number <= 4:
+                step(conn, dialect)
+        conn.execute(
+            "INSERT INTO rooms VALUES ('r1', 'classic', '{}', 0, 0, NULL, NULL, '[]', 'px', 'po', 2, 0, 0, 0)"
+        )
+        conn.execute(
+            "INSERT INTO games (id, room, number, variant, x, o, time_control, rated, opening, started) "
+            "VALUES ('r1.1', 'r1', 1, 'classic', 'px', 'po', '{}', 0, '[]', 0)"
+        )
+        moves = [
+            ("r1.1", ply, cell, None, None, 1.0, "r1", seq)
+            for ply, cell, seq in ((1, 4, 3), (2, 0, 4), (3, 8, 5))
+        ]
+        if dialect == "sqlite":
+            conn.executescript(V4_MOVES_VIEW)
+            conn.executemany("INSERT INTO moves_played VALUES (?,?,?,?,?,?,?,?)", moves)
+        else:
+            conn.executemany("INSERT INTO moves VALUES (?,?,?,?,?,?)", [mv[:6] for mv in moves])
+            conn.execute("UPDATE rooms SET seq = 5 WHERE id = 'r1'")
+        assert list(conn.execute("SELECT seq FROM rooms")) == [(5,)]
+    finally:
+        conn.close()
+
+
+def test_a_version_4_database_is_upgraded_and_its_rooms_go_on_from_their_last_seq(any_db: str) -> None:
+    _version_4(any_db)
+    store = open_store(any_db)
+    try:
+        assert version_of(store.db) == SCHEMA_VERSION == 5
+        (room,) = store.open_rooms()
+        assert room.seq == 5 and room.games[0].moves == [4, 0, 8]  # the row's: its moves have none
+        store.write(
+            [
+                MoveSaved("r1.1", 4, 1, None, None, room="r1", seq=6),
+                MoveSaved("r1.1", 5, 2, None, None, room="r1", seq=7),
+            ]
+        )
+        (room,) = store.open_rooms()
+        assert room.seq == 7 and room.games[0].moves == [4, 0, 8, 1, 2]  # its last move's
+        assert store.query("SELECT seq FROM rooms") == [(5,)]  # the moves did not write the room's row
+        if store.dialect == "sqlite":  # the version-4 view is gone: nothing writes through it
+            assert store.query("SELECT name FROM sqlite_master WHERE name LIKE 'moves_played%'") == []
+    finally:
+        store.close()
+    store = open_store(any_db)  # opened again: nothing left to do
+    try:
+        store.write([SeqSaved("r1", 8)])  # a change with no move: the room's row
+        assert [r.seq for r in store.open_rooms()] == [8]
+    finally:
+        store.close()
 
 
 def test_a_sqlite_file_from_before_versions_is_upgraded(tmp_path: Path) -> None:
@@ -167,7 +250,8 @@ def test_a_sqlite_file_from_before_versions_is_upgraded(tmp_path: Path) -> None:
     try:
         assert version_of(store.db) == SCHEMA_VERSION
         assert store.find_player(name="éMILE") is not None
-        store.write([MoveSaved("g", 1, 4, None, None, room="r", seq=3)])  # the moves view is there
+        store.write([MoveSaved("g", 1, 4, None, None, room="r", seq=3)])
+        assert store.query("SELECT game, seq FROM moves") == [("g", 3)]
     finally:
         store.close()
 
