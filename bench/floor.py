@@ -13,7 +13,7 @@ Its moves are stored the way the arena stores them: a writer thread takes every
 move submitted meanwhile and writes them as one statement into the arena's own
 schema (``server.schema.migrate``), the statement of ``server.store.moves_sql``
 (each move's row with its room's seq, and nothing else: schema version 5), in WAL
-mode with ``synchronous=FULL``, and only then are the frames sent; a second
+mode with ``synchronous=FULL`` and the arena's page size, and only then are the frames sent; a second
 connection checkpoints the WAL every second, as the arena's does. What it leaves
 out is everything the arena decides: no rooms beyond two connections and a
 counter, no rules (a cell is taken on trust; a game ends when the board is full),
@@ -42,7 +42,7 @@ from websockets.protocol import State
 from protocol.rules import find_variant
 from server.connection import ArenaConnection
 from server.schema import migrate
-from server.store import MOVES_PER_STATEMENT, moves_sql
+from server.store import MOVES_PER_STATEMENT, PAGE_SIZE, moves_sql
 
 Sends = list[tuple[ServerConnection, str]]
 #: A room row to store (or None), a move row to store (or None), and the frames to send after.
@@ -76,6 +76,7 @@ class Writer:
         self.db: sqlite3.Connection | None = None
         if path is not None:
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # as the arena makes a new file
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA wal_autocheckpoint=0")  # as the arena: checkpoints beside the writer

@@ -12,7 +12,7 @@ import pytest
 
 from server.ops import GameSaved, MoveSaved, PlayerSaved, RoomSaved, SeqSaved, StoreOp
 from server.schema import TABLES
-from server.store import MOVES_PER_STATEMENT, Store, name_key
+from server.store import MOVES_PER_STATEMENT, PAGE_SIZE, Store, name_key
 
 
 def _room(rid: str, seq: int) -> RoomSaved:
@@ -122,3 +122,24 @@ def test_names_are_looked_up_through_an_index_of_their_case_folded_keys(tmp_path
         store.write([PlayerSaved("p3", "éMILE", "human", "h3")])
     assert store.query("SELECT name_key FROM players ORDER BY id") == [("ann",), ("émile",)]
     store.close()
+
+
+def test_a_new_file_has_small_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """Each move of a batch dirties a page of its own in the moves index, written whole to
+    the WAL: a new file takes `PAGE_SIZE` pages; a file made before keeps its 4 KiB pages."""
+    new = Store(str(tmp_path / "new.db"))
+    assert new.query("PRAGMA page_size") == [(PAGE_SIZE,)] and PAGE_SIZE == 1024
+    new.close()
+    path = str(tmp_path / "old.db")
+    with sqlite3.connect(path) as old:
+        old.execute("PRAGMA page_size=4096")
+        old.execute("PRAGMA journal_mode=WAL")
+        old.executescript(TABLES)
+    store = Store(path)
+    _set_up(store, ("r1",))
+    store.write([MoveSaved("r1.1", 1, 4, None, None, room="r1", seq=3)])
+    assert store.query("PRAGMA page_size") == [(4096,)] and _seqs(store) == {"r1": 3}
+    store.close()
+    new = Store(str(tmp_path / "new.db"))  # opened again: still small pages
+    assert new.query("PRAGMA page_size") == [(PAGE_SIZE,)]
+    new.close()
