@@ -15,6 +15,9 @@ where the game's entries are; with hundreds of games going, a transaction's move
 on as many leaf pages once the index has many more leaves than a transaction has moves,
 and each such page is written whole to the WAL and copied back by the checkpoint. The
 bytes per move, and the CPU with them, grow until the index is that large, then stay.
+So what a move costs follows the page size (`server.store.PAGE_SIZE` for a new file)
+and how many pages it dirties (one since schema version 5: before it, each move also
+rewrote its room's row).
 """
 
 from __future__ import annotations
