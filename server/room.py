@@ -376,6 +376,39 @@ class Room:
             raise Refused(exc.code, exc.message) from exc
         if not game.clock.press(mark, now):  # pragma: no cover - tick above flags first
             return Changes() + self._end(Outcome(Termination.TIMEOUT, mark.other), now)
+        moved, saved = self._place(game, mark, state, cell, now)
+        changes = Changes([moved], [saved])
+        if state.outcome is not None:
+            changes += self._end(state.outcome, now)
+        return changes
+
+    def play_plain(self, player: str, cell: int, now: float) -> tuple[MovedEvent, MoveSaved] | None:
+        """`play` for a plain move: legal, by the seated player to move, and leaving the
+        game going (the commonest request by far, `server.moves`). Its event and its store
+        operation, the same as `play` makes (`play` makes them with `_place` too); or None,
+        with nothing changed, for any other move (refused, ending the game, or made after
+        its mover's flag fell): `play` decides those. The caller ticks the room first, as
+        for `play`."""
+        game = self.game
+        if game is None:
+            return None
+        before = game.state
+        mark = before.to_move
+        if self.seats[mark] != player or before.outcome is not None:  # not seated to move, or over
+            return None
+        try:
+            state = before.play(cell)
+        except IllegalMove:
+            return None
+        if state.outcome is not None or not game.clock.press(mark, now):  # (press: False changes nothing)
+            return None
+        return self._place(game, mark, state, cell, now)
+
+    def _place(
+        self, game: Game, mark: Mark, state: State, cell: int, now: float
+    ) -> tuple[MovedEvent, MoveSaved]:
+        """The move to ``state`` is made (and the clock pressed): the game takes it, and the
+        room numbers its event. The event and the store operation of the move."""
         before = game.state.queues[mark]
         game.state = state
         game.first_move_due = None
@@ -387,11 +420,7 @@ class Room:
         else:
             vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
         moved = MovedEvent(self.id, self.seq, game.id, state.ply, cell, mark, vanished, vanishing, clocks)
-        saved = MoveSaved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
-        changes = Changes([moved], [saved])
-        if state.outcome is not None:
-            changes += self._end(state.outcome, now)
-        return changes
+        return moved, MoveSaved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
 
     def resign(self, player: str, now: float) -> Changes:
         _, mark = self._seated_in_game(player)
