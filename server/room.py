@@ -129,9 +129,12 @@ class Room:
         #: Players let in once (a private room's invite was right); they may come back.
         self.admitted: set[str] = set()
         self.seq = 0
-        #: (seq, frame) of the latest events announced, for `replay_since`: text, not models,
-        #: so hundreds of rooms' logs add nothing for the garbage collector to walk.
-        self.log: deque[tuple[int, str]] = deque(maxlen=self.rules.replay_events)
+        #: The seqs and frames of the latest events announced, for `replay_since`: text, not
+        #: models, and two queues rather than one of (seq, frame) pairs, so a move adds
+        #: nothing for the garbage collector to walk (each new pair was walked once, by the
+        #: next collection of the youngest generation, before it found it held no object).
+        self._seqs: deque[int] = deque(maxlen=self.rules.replay_events)
+        self._frames: deque[str] = deque(maxlen=self.rules.replay_events)
         #: The seq of the latest event announced (stored and sent); set on recovery too.
         self.announced_seq = 0
         self.games: list[str] = []
@@ -232,21 +235,27 @@ class Room:
 
     def announced(self, seq: int, frame: str) -> None:
         """Event ``seq`` was stored and announced as ``frame``: keep it for replays."""
-        self.log.append((seq, frame))
+        self._seqs.append(seq)
+        self._frames.append(frame)
         self.announced_seq = seq
+
+    @property
+    def log(self) -> list[tuple[int, str]]:
+        """(seq, frame) of the announced events kept for replays, oldest first."""
+        return list(zip(self._seqs, self._frames, strict=True))
 
     def can_replay(self, seq: int) -> bool:
         """Whether every announced event after ``seq`` is still kept for `replay_since`."""
-        return seq >= self.announced_seq or (bool(self.log) and self.log[0][0] <= seq + 1)
+        return seq >= self.announced_seq or (bool(self._seqs) and self._seqs[0] <= seq + 1)
 
     def replay_since(self, seq: int) -> list[tuple[int, str]] | None:
         """The announced events after ``seq`` as (seq, frame), or None when some of them
         are no longer kept. Events decided but not yet announced are not among them."""
         if seq >= self.announced_seq:
             return []
-        if not self.log or self.log[0][0] > seq + 1:
+        if not self._seqs or self._seqs[0] > seq + 1:
             return None
-        return [(n, frame) for n, frame in self.log if n > seq]
+        return [(n, frame) for n, frame in zip(self._seqs, self._frames, strict=True) if n > seq]
 
     def next_deadline(self) -> float | None:
         """The next time `tick` has something to do (before it, `tick` changes nothing)."""
