@@ -41,7 +41,7 @@ from server.arena import Arena
 from server.bus import EventBus, FeedEvent
 from server.cluster import Cluster
 from server.config import ServerConfig
-from server.connection import ArenaConnection, keep_alive
+from server.connection import ArenaConnection, keep_alive, send_texts
 from server.decision import Announce, Close, Decision, Out, Played, Publish
 from server.frames import MovedEvent, is_moved
 from server.metrics import ServerMetrics
@@ -104,9 +104,7 @@ class FrameOutbox:
         if protocol.state is not State.OPEN or ws.send_in_progress is not None:
             return  # as broadcast: closing, or sending a fragmented message (never here)
         try:
-            for frame in frames:
-                protocol.send_text(frame.encode())
-            ws.transport.writelines(protocol.data_to_send())
+            send_texts(ws, frames)
         except Exception as exc:
             log.warning("skipped frames: failed to write: %s", exc)
 
