@@ -7,8 +7,9 @@ says None). Every request must give the same frames, to the same connections, in
 same order, the same store operations and the same times to be woken; and the
 operations, written to two real stores, the same rows. The games take in moves that are
 refused (occupied, off the board, out of turn, by a spectator, in an unknown room), that
-end games (lines, a full board, tactic-toe's repetition and ply cap), that come after a
-flag fell, under every kind of clock, with spectators who joined mid-game.
+end games (a line, a full board), that come after a flag fell or too late for a first
+move, and resignations and rematches, under every kind of clock, with a spectator who
+came in mid-game.
 """
 
 from __future__ import annotations
