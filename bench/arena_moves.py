@@ -5,12 +5,13 @@ Run: .venv/bin/python bench/arena_moves.py [--moves 300000] [--games 500]
 
 ``--games`` games of 15x15k5 (two players each, as `bench/load.py` plays them) play
 random legal moves, a rematch after each game. Each move is timed (CPU time of this
-thread) from its frame to the frames it makes: the rate limit (`TokenBucket.take`),
-`protocol.frames.read_client` (the pydantic validation), `server.events.receive` (the
-room, the rules, the decision) and `Arena.deliver` of what the decision sends once
-stored (the frames, the replay log, who hears what). Not timed: making the client's
-frame, the rematches. Prints microseconds a move for each tenth of the run (a rise
-would be the arena's own state growing), then the whole run's, and each phase's.
+thread) from its frame to the frames it makes, as the server's shell makes them: the
+rate limit (`TokenBucket.take`), `protocol.frames.read_client` (the pydantic
+validation), the decision (`server.moves.plain` for a plain move, else
+`server.events.receive`: the room, the rules) and its delivery once stored
+(`Arena.played` or `Arena.deliver`: the frames, the replay log, who hears what).
+Not timed: making the client's frame, the rematches. Prints microseconds a move for
+each tenth of the run (a rise would be the arena's own state growing), then the whole run's, and each phase's.
 To compare two checkouts, run it from each (``cd DIR && python bench/arena_moves.py``:
 the checkout in the current directory is imported first).
 """
@@ -31,7 +32,7 @@ from protocol import messages as m
 from protocol.bucket import TokenBucket
 from protocol.frames import read_client
 from protocol.rules import find_variant
-from server import events
+from server import events, moves
 from server.arena import Arena
 from server.config import ServerConfig
 
@@ -70,7 +71,7 @@ def main() -> None:
     gc.freeze()
     gc.set_threshold(20_000, 50, 100)  # as `ttt serve`
     clock = time.thread_time
-    spent = {"bucket": 0.0, "read_client": 0.0, "events.receive": 0.0, "deliver": 0.0}
+    spent = {"bucket": 0.0, "read_client": 0.0, "decide": 0.0, "deliver": 0.0}
     tenth = max(1, args.moves // 10)
     done = 0
     timed = last = 0.0
@@ -85,13 +86,19 @@ def main() -> None:
             t1 = clock()
             message = read_client(frame)
             t2 = clock()
-            decision = events.receive(arena, conn, message, now)
+            assert type(message) is m.Move
+            played = moves.plain(arena, conn, message, now)
+            decision = events.receive(arena, conn, message, now) if played is None else None
             t3 = clock()
-            sent = [sent for item in decision.later for sent in arena.deliver(item, now)]
+            if decision is None:
+                assert played is not None
+                sent = arena.played(played)
+            else:
+                sent = [sent for item in decision.later for sent in arena.deliver(item, now)]
             t4 = clock()
             spent["bucket"] += t1 - t0
             spent["read_client"] += t2 - t1
-            spent["events.receive"] += t3 - t2
+            spent["decide"] += t3 - t2
             spent["deliver"] += t4 - t3
             timed += t4 - t0
             done += 1

@@ -28,7 +28,7 @@ from protocol.errors import ErrorCode
 from protocol.rules import Mark
 from protocol.topics import rating_key
 from server.config import ServerConfig
-from server.decision import Announce, Attach, Decision, Out, Publish, Reply, Tell, Unwelcome
+from server.decision import Announce, Attach, Decision, Out, Played, Publish, Reply, Tell, Unwelcome
 from server.frames import MovedEvent, encode
 from server.ops import SeqSaved
 from server.players import Player, Roster, Session
@@ -83,6 +83,9 @@ class Arena:
         self.counts: Counter[str] = Counter()
         self._lobby_rooms: set[str] = set()
         self._lobby_players: set[str] = set()
+        #: Sessions subscribed to the lobby, by connection (`lobby_listeners` walks these,
+        #: not every player online: it is asked after every game that ends).
+        self._lobby_sessions: dict[int, Session] = {}
 
     # --- connections -------------------------------------------------------------------
 
@@ -194,6 +197,28 @@ class Arena:
         if isinstance(out, Unwelcome):
             self._unwelcome(out)
         return []
+
+    def played(self, played: Played) -> list[tuple[int, str]]:
+        """The frames of a plain move (`server.moves`), now that it is stored: what
+        `deliver` gives for the `Announce` of its event and then the `Reply` of its `ok`."""
+        sends = []
+        room = self.rooms.get(played.room)
+        if room is not None:  # (as `_announce`, for one event)
+            seq, frame, rid = played.event.seq, played.frame, room.id
+            room.announced(seq, frame)
+            self.counts["moves"] += 1
+            online = self.online
+            for pid in (*room.seats, *room.spectators):
+                session = online.get(pid) if pid is not None else None
+                if session is None:
+                    continue
+                heard = session.rooms.get(rid)
+                if heard is not None and seq > heard:  # attached, and not answered past it
+                    sends.append((session.conn, frame))
+                    session.rooms[rid] = seq
+        if played.conn in self.sessions:
+            sends.append((played.conn, played.ok))
+        return sends
 
     def _unwelcome(self, out: Unwelcome) -> None:
         session = self.sessions.get(out.conn)
@@ -315,8 +340,22 @@ class Arena:
             return [], None, summaries
         return listeners, m.encode(update), summaries
 
+    def subscribe_lobby(self, session: Session, on: bool) -> None:
+        """``session`` hears the lobby's updates from now on (``on``), or no longer."""
+        session.lobby = on
+        if on:
+            self._lobby_sessions[session.conn] = session
+        else:
+            self._lobby_sessions.pop(session.conn, None)
+
     def lobby_listeners(self) -> list[int]:
-        return [s.conn for s in self.online.values() if s.lobby and not s.closing]
+        """The connections subscribed to the lobby, of players online through them."""
+        online = self.online
+        return [
+            s.conn
+            for s in self._lobby_sessions.values()
+            if s.lobby and not s.closing and s.player is not None and online.get(s.player.id) is s
+        ]
 
     def lobby_snapshot(self, ref: str | None) -> m.LobbySnapshot:
         rooms = [r.summary() for r in self.rooms.values() if not r.private and not r.closed]

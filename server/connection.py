@@ -45,7 +45,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request
-from websockets.protocol import Event, Protocol, State
+from websockets.protocol import Event, Protocol, Side, State
 from websockets.streams import StreamReader
 
 log = logging.getLogger("ttt.server")
@@ -80,6 +80,48 @@ class TextShortcut(Connection):
                 handle(text)
                 return
         super().process_event(event)
+
+
+#: The first byte of a whole text frame (FIN, opcode 1); the second holds its length.
+_TEXT = 0x81
+_LENGTH_16 = struct.Struct("!BBH").pack
+_LENGTH_64 = struct.Struct("!BBQ").pack
+
+
+def send_texts(ws: Connection, texts: Iterable[str]) -> None:
+    """Send each of ``texts`` as a text frame, all in one transport write (the caller checks
+    the connection is open first, as ``broadcast`` does)."""
+    ws.transport.writelines(text_frames(ws.protocol, texts))
+
+
+def text_frames(protocol: Protocol, texts: Iterable[str]) -> list[bytes]:
+    """What to write for ``texts``, a text frame each, after whatever ``protocol`` has yet to
+    send: the same bytes as ``protocol.send_text`` of each then ``data_to_send()``, without
+    a `Frame` object and its checks, a buffer and a join per frame (about 2 µs a frame,
+    three frames a move). The shortcut is taken only where those calls would do nothing
+    else: a server's side (no mask), no extension (``serve(compression=None)``), no
+    fragmented message going, no debug log; elsewhere websockets frames them."""
+    if (
+        protocol.side is not Side.SERVER
+        or protocol.extensions
+        or protocol.expect_continuation_frame
+        or protocol.debug
+    ):
+        for text in texts:
+            protocol.send_text(text.encode())
+        return protocol.data_to_send()
+    chunks = protocol.data_to_send()
+    for text in texts:
+        data = text.encode()
+        length = len(data)
+        if length < 126:
+            chunks.append(bytes((_TEXT, length)))
+        elif length < 65536:
+            chunks.append(_LENGTH_16(_TEXT, 126, length))
+        else:
+            chunks.append(_LENGTH_64(_TEXT, 127, length))
+        chunks.append(data)
+    return chunks
 
 
 def _parse_frames_only(protocol: Protocol) -> None:

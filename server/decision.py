@@ -99,6 +99,26 @@ Out = Reply | Tell | Announce | Attach | Close | Publish | Unwelcome
 
 
 @dataclass(slots=True)
+class Played:
+    """The decision on a plain move (`server.moves`): what the general path's `Decision`
+    for it says (store the move; then announce its `moved` event to the room and answer
+    the mover `ok`; be woken at the room's next deadline), in one object, with both frames
+    already encoded. The shell carries it out with `ArenaServer.play`, and `Arena.played`
+    says who hears it once it is stored."""
+
+    room: str
+    event: MovedEvent
+    #: ``event``'s frame, and the mover's `ok` (for connection ``conn``).
+    frame: str
+    conn: int
+    ok: str
+    #: The move's one `MoveSaved`, in the list the writer takes.
+    ops: list[StoreOp]
+    #: When the room is next due (`Room.next_deadline`: the mover's opponent's flag), if ever.
+    due: float | None
+
+
+@dataclass(slots=True)
 class Decision:
     """One decision's work for the shell; see the module docstring for the order."""
 

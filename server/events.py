@@ -58,6 +58,8 @@ def disconnect(arena: Arena, conn: int, now: float, stopping: bool = False) -> D
     """Connection ``conn`` ended: its player's seats are held for the grace period, its
     challenges are withdrawn and arranged games it directs or plays in are called off."""
     session = arena.sessions.pop(conn, None)
+    if session is not None and session.lobby:
+        arena.subscribe_lobby(session, False)
     decision = Decision()
     if session is None or session.player is None:
         return decision

@@ -208,12 +208,12 @@ def on_resume(arena: Arena, session: Session, msg: m.Resume, now: float) -> Deci
 
 
 def on_lobby_subscribe(arena: Arena, session: Session, msg: m.LobbySubscribe, now: float) -> Decision:
-    session.lobby = True
+    arena.subscribe_lobby(session, True)
     return Decision(now=[Reply(session.conn, m.encode(arena.lobby_snapshot(msg.ref)))])
 
 
 def on_lobby_unsubscribe(arena: Arena, session: Session, msg: m.LobbyUnsubscribe, now: float) -> Decision:
-    session.lobby = False
+    arena.subscribe_lobby(session, False)
     return Decision(now=[_ok(session, msg.ref)])
 
 

@@ -129,9 +129,12 @@ class Room:
         #: Players let in once (a private room's invite was right); they may come back.
         self.admitted: set[str] = set()
         self.seq = 0
-        #: (seq, frame) of the latest events announced, for `replay_since`: text, not models,
-        #: so hundreds of rooms' logs add nothing for the garbage collector to walk.
-        self.log: deque[tuple[int, str]] = deque(maxlen=self.rules.replay_events)
+        #: The seqs and frames of the latest events announced, for `replay_since`: text, not
+        #: models, and two queues rather than one of (seq, frame) pairs, so a move adds
+        #: nothing for the garbage collector to walk (each new pair was walked once, by the
+        #: next collection of the youngest generation, before it found it held no object).
+        self._seqs: deque[int] = deque(maxlen=self.rules.replay_events)
+        self._frames: deque[str] = deque(maxlen=self.rules.replay_events)
         #: The seq of the latest event announced (stored and sent); set on recovery too.
         self.announced_seq = 0
         self.games: list[str] = []
@@ -232,21 +235,27 @@ class Room:
 
     def announced(self, seq: int, frame: str) -> None:
         """Event ``seq`` was stored and announced as ``frame``: keep it for replays."""
-        self.log.append((seq, frame))
+        self._seqs.append(seq)
+        self._frames.append(frame)
         self.announced_seq = seq
+
+    @property
+    def log(self) -> list[tuple[int, str]]:
+        """(seq, frame) of the announced events kept for replays, oldest first."""
+        return list(zip(self._seqs, self._frames, strict=True))
 
     def can_replay(self, seq: int) -> bool:
         """Whether every announced event after ``seq`` is still kept for `replay_since`."""
-        return seq >= self.announced_seq or (bool(self.log) and self.log[0][0] <= seq + 1)
+        return seq >= self.announced_seq or (bool(self._seqs) and self._seqs[0] <= seq + 1)
 
     def replay_since(self, seq: int) -> list[tuple[int, str]] | None:
         """The announced events after ``seq`` as (seq, frame), or None when some of them
         are no longer kept. Events decided but not yet announced are not among them."""
         if seq >= self.announced_seq:
             return []
-        if not self.log or self.log[0][0] > seq + 1:
+        if not self._seqs or self._seqs[0] > seq + 1:
             return None
-        return [(n, frame) for n, frame in self.log if n > seq]
+        return [(n, frame) for n, frame in zip(self._seqs, self._frames, strict=True) if n > seq]
 
     def next_deadline(self) -> float | None:
         """The next time `tick` has something to do (before it, `tick` changes nothing)."""
@@ -376,6 +385,39 @@ class Room:
             raise Refused(exc.code, exc.message) from exc
         if not game.clock.press(mark, now):  # pragma: no cover - tick above flags first
             return Changes() + self._end(Outcome(Termination.TIMEOUT, mark.other), now)
+        moved, saved = self._place(game, mark, state, cell, now)
+        changes = Changes([moved], [saved])
+        if state.outcome is not None:
+            changes += self._end(state.outcome, now)
+        return changes
+
+    def play_plain(self, player: str, cell: int, now: float) -> tuple[MovedEvent, MoveSaved] | None:
+        """`play` for a plain move: legal, by the seated player to move, and leaving the
+        game going (the commonest request by far, `server.moves`). Its event and its store
+        operation, the same as `play` makes (`play` makes them with `_place` too); or None,
+        with nothing changed, for any other move (refused, ending the game, or made after
+        its mover's flag fell): `play` decides those. The caller ticks the room first, as
+        for `play`."""
+        game = self.game
+        if game is None:
+            return None
+        before = game.state
+        mark = before.to_move
+        if self.seats[mark] != player or before.outcome is not None:  # not seated to move, or over
+            return None
+        try:
+            state = before.play(cell)
+        except IllegalMove:
+            return None
+        if state.outcome is not None or not game.clock.press(mark, now):  # (press: False changes nothing)
+            return None
+        return self._place(game, mark, state, cell, now)
+
+    def _place(
+        self, game: Game, mark: Mark, state: State, cell: int, now: float
+    ) -> tuple[MovedEvent, MoveSaved]:
+        """The move to ``state`` is made (and the clock pressed): the game takes it, and the
+        room numbers its event. The event and the store operation of the move."""
         before = game.state.queues[mark]
         game.state = state
         game.first_move_due = None
@@ -387,11 +429,7 @@ class Room:
         else:
             vanishing = (state.next_to_vanish(Mark.X), state.next_to_vanish(Mark.O))
         moved = MovedEvent(self.id, self.seq, game.id, state.ply, cell, mark, vanished, vanishing, clocks)
-        saved = MoveSaved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
-        changes = Changes([moved], [saved])
-        if state.outcome is not None:
-            changes += self._end(state.outcome, now)
-        return changes
+        return moved, MoveSaved(game.id, state.ply, cell, x_ms, o_ms, self.id, self.seq)
 
     def resign(self, player: str, now: float) -> Changes:
         _, mark = self._seated_in_game(player)

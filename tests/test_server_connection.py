@@ -1,6 +1,6 @@
 """`server.connection.ArenaConnection`: after hello, whole text frames are handled as they
 are parsed; frames written together, fragmented messages and binary frames keep their
-order and their answers."""
+order and their answers. `text_frames` writes websockets' own bytes."""
 
 from __future__ import annotations
 
@@ -10,12 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from server_harness import running_server, url_of
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
+from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Opcode
+from websockets.protocol import Protocol, State
+from websockets.server import ServerProtocol
+from websockets.uri import parse_uri
 
-from server.connection import ArenaConnection
+from server.connection import ArenaConnection, text_frames
 
 
 async def _replies(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
@@ -125,3 +132,46 @@ def test_the_frame_queue_keeps_a_deques_order() -> None:
         q.append(a)
     assert list(queue) == list(model) == [a, b, c, d, a]
     assert [queue.popleft() for _ in range(5)] == [model.popleft() for _ in range(5)]
+
+
+def _open(protocol: Protocol) -> Protocol:
+    """``protocol`` as after the opening handshake: open, parsing frames."""
+    protocol.state = State.OPEN
+    protocol.parser = Protocol.parse(protocol)
+    next(protocol.parser)
+    return protocol
+
+
+TEXTS = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+#: Payloads around each length the header encodes differently (7 bits, 16 bits, 64 bits).
+SIZES = st.sampled_from([0, 1, 125, 126, 127, 65535, 65536, 70000])
+
+
+@settings(max_examples=60, deadline=None)
+@given(short=st.lists(TEXTS, max_size=4), sizes=st.lists(SIZES, max_size=3), first=st.booleans())
+def test_text_frames_are_websockets_own_bytes(short: list[str], sizes: list[int], first: bool) -> None:
+    """The server's shortcut writes what ``send_text`` then ``data_to_send`` would, after
+    what the protocol had yet to send (a pong here), and a client reads the texts back."""
+    sized = ["é" * (n // 2) + "x" * (n % 2) for n in sizes]  # n bytes of UTF-8
+    texts = sized + short if first else short + sized
+    shortcut, websockets_own = _open(ServerProtocol()), _open(ServerProtocol())
+    for protocol in (shortcut, websockets_own):
+        protocol.receive_data(b"\x89\x80abcd")  # a masked, empty ping from the client: a pong waits
+        assert protocol.writes
+    written = b"".join(text_frames(shortcut, texts))
+    for text in texts:
+        websockets_own.send_text(text.encode())
+    assert written == b"".join(websockets_own.data_to_send())
+    client = _open(ClientProtocol(parse_uri("ws://localhost/")))
+    client.receive_data(written)
+    got = [frame for frame in client.events_received() if frame.opcode is Opcode.TEXT]
+    assert [frame.data.decode() for frame in got] == texts
+
+
+def test_text_frames_leave_other_cases_to_websockets() -> None:
+    """A client's frames are masked (and a fragmented message or an extension would need
+    websockets too): there the texts go through ``send_text``, and still arrive."""
+    client = _open(ClientProtocol(parse_uri("ws://localhost/")))
+    server = _open(ServerProtocol())
+    server.receive_data(b"".join(text_frames(client, ["hello", "é" * 200])))
+    assert [frame.data.decode() for frame in server.events_received()] == ["hello", "é" * 200]
