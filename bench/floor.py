@@ -40,7 +40,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from protocol.rules import find_variant
-from server.connection import ArenaConnection
+from server.connection import ArenaConnection, send_texts
 from server.schema import migrate
 from server.store import MOVES_PER_STATEMENT, PAGE_SIZE, moves_sql
 
@@ -54,16 +54,15 @@ _NO_VANISH = {"x": None, "o": None}
 
 
 def write_frames(sends: Sends) -> None:
-    """Each connection's frames in one transport write (as the arena's outbox does)."""
+    """Each connection's frames in one transport write, framed as the arena's outbox frames
+    them (`server.connection.send_texts`)."""
     per: dict[ServerConnection, list[str]] = {}
     for ws, text in sends:
         per.setdefault(ws, []).append(text)
     for ws, texts in per.items():
         if ws.protocol.state is not State.OPEN:
             continue
-        for text in texts:
-            ws.protocol.send_text(text.encode())
-        ws.transport.writelines(ws.protocol.data_to_send())
+        send_texts(ws, texts)
 
 
 class Writer:
