@@ -344,3 +344,40 @@ def test_a_win_by_threats_cut_short_is_not_remembered_as_none() -> None:
     assert here not in failed
     player._vct_until = (float("inf"), 1 << 62)
     assert player._vct(0, 6, failed) is not None
+
+
+# A game `minimax` won as X (bench/strength.py --seed 21 --openings 16, game 12); X to move.
+LOST_AS_O_4 = [112, 96, 82, 126, 97, 127, 81, 125]
+
+
+def test_a_threat_search_settles_a_position_in_few_nodes() -> None:
+    # X has no win by threats four deep here. Searched in full, the proof took 29,895
+    # nodes: a three at the last level (it cannot win there: the block leaves no level),
+    # each four at the last level of a VCF made and blocked to find no double four, and
+    # the defences tried in cell order. With those read from the windows, and the
+    # defence that refuted a sibling's threat tried first, it takes under a third.
+    player = _ready(LOST_AS_O_4)
+    assert player._vct(0, 4, {}) is None
+    assert player.nodes < 10_000, player.nodes
+    # the same answers as before where X does win: after (7,6) (111) five deep
+    player = _ready([*LOST_AS_O_4, 128, 111])
+    assert player._vct(0, 5, {}) is not None
+
+
+def test_the_last_level_of_a_vcf_reads_the_double_four_from_the_windows() -> None:
+    # X's fours: (1,4) or (1,5) on row 1, each blocked at the other; (7,4) makes a four
+    # on row 7 and one on column 4 at once: two winning cells, the win. Read from the
+    # windows, the double four costs one node; made and blocked in cell order, the two
+    # fours on row 1 came first (two nodes each).
+    rows = [EMPTY, "OXXX...........", EMPTY, "....O..........", "....X..........", "....X..........",
+            "....X..........", "OXXX...........", EMPTY]  # fmt: skip
+    player = _ready([])
+    player.choose(_board(rows, Mark.O), random.Random(0))
+    player.nodes, player._deadline, player._limit = 0, float("inf"), 1 << 62
+    assert player._vcf(0, 1) == 7 * 15 + 4
+    assert player.nodes == 1
+    # without the double four nothing wins at the last level, and nothing is made
+    player._lines.pop(4 * 15 + 4)
+    player.nodes = 0
+    assert player._vcf(0, 1) is None
+    assert player.nodes == 0

@@ -118,6 +118,10 @@ class GomokuStrategy:
         self._refuted_vct: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self._variant = ""
         self._vct_until = (0.0, 0)
+        #: By depth left: the defence that last refuted a threat in the threat searches,
+        #: tried first against the next (it often stops a sibling's threat too).
+        self._killers = [-1] * (_VCT_CHECK_MAX + 2)
+        self._doubles: set[Cell] = set()
         #: Alpha-beta results by position (hash and side to move): depth searched, score
         #: (mate scores counted from that position), kind of bound, best move.
         self._table: dict[int, tuple[int, int, int, int]] = {}
@@ -152,6 +156,7 @@ class GomokuStrategy:
         self.nodes = 0
         self.scored = 0
         self.reached = 0
+        self._killers = [-1] * len(self._killers)
         self._deadline = time.perf_counter() + self.think_ms / 1000
         self._limit = self.nodes_budget or (1 << 62)
         move, self.reason = self._decide(lines, side, rng)
@@ -302,6 +307,13 @@ class GomokuStrategy:
             return min(lines.wins(side))
         if depth == 0 or lines.fours[other] or failed.get(lines.hash, -1) >= depth:
             return None  # a four of the other side's comes first
+        double = self._double_four(side)
+        if double >= 0:
+            self._tick()  # the position after it: two winning cells, seen without making it
+            return double
+        if depth == 1:  # a four that is not already a double leaves one block, then nothing
+            failed[lines.hash] = depth
+            return None
         for c in sorted(lines.four_moves(side)):
             self._tick()
             lines.push(c, side)
@@ -321,6 +333,22 @@ class GomokuStrategy:
                 lines.pop(c)
         failed[lines.hash] = depth
         return None
+
+    def _double_four(self, side: int) -> Cell:
+        """The least empty cell where ``side`` makes two winning cells at once (two of its
+        windows one stone short through it, with different empty cells left), or -1.
+        Read from the windows, without making the move."""
+        lines = self._lines
+        assert lines is not None
+        stone, cells_of = lines.stone, lines.window_cells
+        partner: dict[Cell, Cell] = {}
+        best = -1
+        for w in lines.threes[side]:
+            a, b = (e for e in cells_of[w] if stone[e] < 0)
+            for e, rest in ((a, b), (b, a)):
+                if partner.setdefault(e, rest) != rest and (best < 0 or e < best):
+                    best = e
+        return best
 
     def _threes(self, side: int) -> dict[Cell, int]:
         """Empty cells where ``side`` makes a three (a window two short, none of the
@@ -355,6 +383,7 @@ class GomokuStrategy:
                 through.setdefault(e, []).append(w)
                 if partner.setdefault(e, rest) != rest:
                     doubles.add(e)
+        self._doubles = doubles
         return {e for d in doubles for w in through[d] for e in cells_of[w] if stone[e] < 0}
 
     def _vct_spent(self) -> bool:
@@ -377,7 +406,8 @@ class GomokuStrategy:
             return None
         other = 1 - side
         found = self._vcf(side, _VCF_IN_VCT)
-        if found is not None:
+        if found is not None or depth == 1:
+            # one level left: a three would be answered and leave none, so only fours win
             return found
         if lines.fours[other]:
             return None
@@ -416,7 +446,12 @@ class GomokuStrategy:
             if not defences:
                 return False
             defences |= lines.four_moves(1 - side)
-        return all(self._refuted(side, d, depth, failed) for d in sorted(defences))
+        killer, doubles = self._killers[depth], self._doubles if not wins else ()
+        for d in sorted(defences, key=lambda d: (d != killer, d not in doubles, d)):
+            if not self._refuted(side, d, depth, failed):
+                self._killers[depth] = d
+                return False
+        return True
 
     def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
         """Whether ``side`` still wins by threats after the other side plays ``defence``.
