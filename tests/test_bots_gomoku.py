@@ -235,12 +235,17 @@ def test_a_four_that_only_delays_is_not_taken_for_a_defence() -> None:
     # O to move; X wins by threats after (9,11) (146), a four of O's on the diagonal
     # (6,8)-(8,10): X blocks at (10,12) and goes on. Checked as a root move, the four was
     # "safe" (X, facing a four, had no VCT) and, being the alpha-beta favourite, played.
-    # (4,5) (65) holds out four moves deep (X wins five deep after every move here).
+    # (4,5) (65) holds out four moves deep (X wins five deep after every move here), and
+    # so do some of the cells X's win after (9,11) is made of, checked next, such as (5,6).
     s = State.replay("15x15k5", [112, 98, 113, 114, 82, 130, 97, 67, 111])
     player = GomokuStrategy(think_ms=600_000, nodes_budget=112_000)
     player.choose(s, random.Random(0))  # sets up the strategy's board for the position
     player._deadline, player._limit = float("inf"), 1 << 62
-    assert player._no_vct_after(1, [146, 65]) == 65
+    chosen = player._no_vct_after(1, [146, 65])
+    assert chosen != 146
+    player._vct_until = (float("inf"), 1 << 62)
+    assert player._vct_after(1, 146, 4, {}) is not None
+    assert player._vct_after(1, chosen, 4, {}) is None
 
 
 def test_a_tournament_gives_it_a_node_budget_at_its_own_speed() -> None:

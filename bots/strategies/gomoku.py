@@ -64,6 +64,9 @@ _VCT_CHECK_MAX = 8
 #: Moves checked for the other side's VCT after the alpha-beta search, best first
 #: (beyond the root's, the next best by gain).
 _VCT_CHECKS = 20
+#: After a check finds the other side's win by threats, how many of the cells it was
+#: made of are checked next.
+_PROOF_CELLS = 2
 #: The share of the time left for alpha-beta, before the VCT checks.
 _SEARCH_SHARE = 0.7
 #: The same share when the root is a defence of at most `_FEW` moves.
@@ -121,6 +124,9 @@ class GomokuStrategy:
         #: By depth left: the defence that last refuted a threat in the threat searches,
         #: tried first against the next (it often stops a sibling's threat too).
         self._killers = [-1] * (_VCT_CHECK_MAX + 2)
+        #: The attacker's moves in the last win by threats found (its proof), and how
+        #: often each was played in it.
+        self._proof: dict[Cell, int] = {}
         self._doubles: set[Cell] = set()
         #: Alpha-beta results by position (hash and side to move): depth searched, score
         #: (mate scores counted from that position), kind of bound, best move.
@@ -194,19 +200,25 @@ class GomokuStrategy:
         reason = "search"
         if safe:
             ordered, reason = safe, "defence"
-        root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
         # the other side's win by threats were it to move now: the checks after the search
         # try its first move first
         hint = -1 if safe else self._tempo_threat(side)
+        if hint >= 0:
+            # its first cell is often the one defence: searched, and checked second
+            if hint in ordered:  # (a three's cell may lie three cells from any stone)
+                ordered.remove(hint)
+            ordered.insert(min(len(ordered), _ROOT_WIDTH - 1), hint)
+        root = ordered[:_ROOT_WIDTH]
         # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
-        # few defences, the checks (which end to block an open three) matter more
-        search_share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
+        # few defences, or facing a win by threats, the checks matter more
+        search_share = _DEFENCE_SHARE if (safe and len(root) <= _FEW) or hint >= 0 else _SEARCH_SHARE
         self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * search_share
         self._limit = self.nodes + int((limit - self.nodes) * search_share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
-        checks = [best, *(m for m in ordered[:_VCT_CHECKS] if m != best)]
+        first = [best, hint] if hint >= 0 and hint != best else [best]
+        checks = [*first, *(m for m in ordered[:_VCT_CHECKS] if m not in first)]
         return self._no_vct_after(side, checks, hint), reason
 
     def _tempo_threat(self, side: int) -> Cell:
@@ -245,6 +257,7 @@ class GomokuStrategy:
             rank = (_VCT_CHECK_DEPTH - 1, True)
             try:
                 for depth in range(_VCT_CHECK_DEPTH, target + 1):  # the shallower: known, or quick
+                    self._proof = {}
                     found = self._vct_after(side, m, depth, failed, hint)
                     if found is not None:
                         hint, rank = found, (depth - 1, False)
@@ -258,6 +271,11 @@ class GomokuStrategy:
                 target += 1
             else:
                 i += 1
+                # the cells the other side's win was made of (its first move first, then
+                # those its proof used most): taking one may defend
+                proof = sorted(self._proof, key=lambda c: (c != hint, -self._proof[c], c))
+                fresh = [c for c in proof if c not in moves[:i]][:_PROOF_CELLS]
+                moves[i:] = [*fresh, *(c for c in moves[i:] if c not in fresh)]
         return best
 
     def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int], hint: Cell = -1
@@ -408,6 +426,8 @@ class GomokuStrategy:
         found = self._vcf(side, _VCF_IN_VCT)
         if found is not None or depth == 1:
             # one level left: a three would be answered and leave none, so only fours win
+            if found is not None:
+                self._proof[found] = self._proof.get(found, 0) + 1
             return found
         if lines.fours[other]:
             return None
@@ -422,6 +442,7 @@ class GomokuStrategy:
             lines.push(c, side)
             try:
                 if self._answered(side, depth, failed):
+                    self._proof[c] = self._proof.get(c, 0) + 1
                     return c
             finally:
                 lines.pop(c)
