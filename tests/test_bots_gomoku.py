@@ -386,3 +386,21 @@ def test_the_last_level_of_a_vcf_reads_the_double_four_from_the_windows() -> Non
     player.nodes = 0
     assert player._vcf(0, 1) is None
     assert player.nodes == 0
+
+
+# A game `minimax` won as X (bench/strength.py --seed 21 --openings 16, game 20): O to move.
+LOST_AS_O_5 = [112, 81, 142, 125, 127, 97, 111, 113, 129]
+
+
+def test_it_takes_the_cell_the_other_sides_win_is_made_of() -> None:
+    # X, were it to move, wins by threats from (10,7) (157) or from (6,5) (95); of the
+    # cells near stones only (6,5) was shown to leave X no win by threats six deep (one
+    # was left unsettled at 30,000 nodes; O's fours only delay). The checks went down the
+    # moves by gain, and (10,7), the block of X's
+    # three on column 7, was played: X won from (6,5). Now, after a check finds X's win,
+    # the cells that win was made of are checked next.
+    checked = _ready(LOST_AS_O_5)
+    assert checked._vct_after(1, 157, 6, {}) is not None
+    assert checked._vct_after(1, 95, 6, {}) is None
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=60_000)
+    assert player.choose(State.replay("15x15k5", LOST_AS_O_5), random.Random(0)) == 95
