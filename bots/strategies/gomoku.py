@@ -24,6 +24,9 @@ move at a time, never a board rescan):
 6. after it, the alpha-beta choice and the next best moves are checked in turn for a
    VCT of the opponent's after them, four threats deep, then deeper while time is left
    (up to 8: `_no_vct_after`); the first that passed the deepest check is played.
+   When the opponent would win by threats were it to move, its first cell joins the
+   root and is checked second, and the checks get more of the time; after a check
+   finds a win, the cells that win was made of are checked next.
 
 The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
 only), alpha-beta with `place`/`take` (gains and scores too).
