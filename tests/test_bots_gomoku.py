@@ -235,12 +235,17 @@ def test_a_four_that_only_delays_is_not_taken_for_a_defence() -> None:
     # O to move; X wins by threats after (9,11) (146), a four of O's on the diagonal
     # (6,8)-(8,10): X blocks at (10,12) and goes on. Checked as a root move, the four was
     # "safe" (X, facing a four, had no VCT) and, being the alpha-beta favourite, played.
-    # (4,5) (65) holds out four moves deep (X wins five deep after every move here).
+    # (4,5) (65) holds out four moves deep (X wins five deep after every move here), and
+    # so do some of the cells X's win after (9,11) is made of, checked next, such as (5,6).
     s = State.replay("15x15k5", [112, 98, 113, 114, 82, 130, 97, 67, 111])
     player = GomokuStrategy(think_ms=600_000, nodes_budget=112_000)
     player.choose(s, random.Random(0))  # sets up the strategy's board for the position
     player._deadline, player._limit = float("inf"), 1 << 62
-    assert player._no_vct_after(1, [146, 65]) == 65
+    chosen = player._no_vct_after(1, [146, 65])
+    assert chosen != 146
+    player._vct_until = (float("inf"), 1 << 62)
+    assert player._vct_after(1, 146, 4, {}) is not None
+    assert player._vct_after(1, chosen, 4, {}) is None
 
 
 def test_a_tournament_gives_it_a_node_budget_at_its_own_speed() -> None:
@@ -344,3 +349,58 @@ def test_a_win_by_threats_cut_short_is_not_remembered_as_none() -> None:
     assert here not in failed
     player._vct_until = (float("inf"), 1 << 62)
     assert player._vct(0, 6, failed) is not None
+
+
+# A game `minimax` won as X (bench/strength.py --seed 21 --openings 16, game 12); X to move.
+LOST_AS_O_4 = [112, 96, 82, 126, 97, 127, 81, 125]
+
+
+def test_a_threat_search_settles_a_position_in_few_nodes() -> None:
+    # X has no win by threats four deep here. Searched in full, the proof took 29,895
+    # nodes: a three at the last level (it cannot win there: the block leaves no level),
+    # each four at the last level of a VCF made and blocked to find no double four, and
+    # the defences tried in cell order. With those read from the windows, and the
+    # defence that refuted a sibling's threat tried first, it takes under a third.
+    player = _ready(LOST_AS_O_4)
+    assert player._vct(0, 4, {}) is None
+    assert player.nodes < 10_000, player.nodes
+    # the same answers as before where X does win: after (7,6) (111) five deep
+    player = _ready([*LOST_AS_O_4, 128, 111])
+    assert player._vct(0, 5, {}) is not None
+
+
+def test_the_last_level_of_a_vcf_reads_the_double_four_from_the_windows() -> None:
+    # X's fours: (1,4) or (1,5) on row 1, each blocked at the other; (7,4) makes a four
+    # on row 7 and one on column 4 at once: two winning cells, the win. Read from the
+    # windows, the double four costs one node; made and blocked in cell order, the two
+    # fours on row 1 came first (two nodes each).
+    rows = [EMPTY, "OXXX...........", EMPTY, "....O..........", "....X..........", "....X..........",
+            "....X..........", "OXXX...........", EMPTY]  # fmt: skip
+    player = _ready([])
+    player.choose(_board(rows, Mark.O), random.Random(0))
+    player.nodes, player._deadline, player._limit = 0, float("inf"), 1 << 62
+    assert player._vcf(0, 1) == 7 * 15 + 4
+    assert player.nodes == 1
+    # without the double four nothing wins at the last level, and nothing is made
+    player._lines.pop(4 * 15 + 4)
+    player.nodes = 0
+    assert player._vcf(0, 1) is None
+    assert player.nodes == 0
+
+
+# A game `minimax` won as X (bench/strength.py --seed 21 --openings 16, game 20): O to move.
+LOST_AS_O_5 = [112, 81, 142, 125, 127, 97, 111, 113, 129]
+
+
+def test_it_takes_the_cell_the_other_sides_win_is_made_of() -> None:
+    # X, were it to move, wins by threats from (10,7) (157) or from (6,5) (95); of the
+    # cells near stones only (6,5) was shown to leave X no win by threats six deep (one
+    # was left unsettled at 30,000 nodes; O's fours only delay). The checks went down the
+    # moves by gain, and (10,7), the block of X's
+    # three on column 7, was played: X won from (6,5). Now, after a check finds X's win,
+    # the cells that win was made of are checked next.
+    checked = _ready(LOST_AS_O_5)
+    assert checked._vct_after(1, 157, 6, {}) is not None
+    assert checked._vct_after(1, 95, 6, {}) is None
+    player = GomokuStrategy(think_ms=600_000, nodes_budget=60_000)
+    assert player.choose(State.replay("15x15k5", LOST_AS_O_5), random.Random(0)) == 95

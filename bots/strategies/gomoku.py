@@ -24,6 +24,9 @@ move at a time, never a board rescan):
 6. after it, the alpha-beta choice and the next best moves are checked in turn for a
    VCT of the opponent's after them, four threats deep, then deeper while time is left
    (up to 8: `_no_vct_after`); the first that passed the deepest check is played.
+   When the opponent would win by threats were it to move, its first cell joins the
+   root and is checked second, and the checks get more of the time; after a check
+   finds a win, the cells that win was made of are checked next.
 
 The threat searches move stones with `Lines.push`/`pop` (window codes and threat sets
 only), alpha-beta with `place`/`take` (gains and scores too).
@@ -64,6 +67,9 @@ _VCT_CHECK_MAX = 8
 #: Moves checked for the other side's VCT after the alpha-beta search, best first
 #: (beyond the root's, the next best by gain).
 _VCT_CHECKS = 20
+#: After a check finds the other side's win by threats, how many of the cells it was
+#: made of are checked next.
+_PROOF_CELLS = 2
 #: The share of the time left for alpha-beta, before the VCT checks.
 _SEARCH_SHARE = 0.7
 #: The same share when the root is a defence of at most `_FEW` moves.
@@ -118,6 +124,13 @@ class GomokuStrategy:
         self._refuted_vct: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self._variant = ""
         self._vct_until = (0.0, 0)
+        #: By depth left: the defence that last refuted a threat in the threat searches,
+        #: tried first against the next (it often stops a sibling's threat too).
+        self._killers = [-1] * (_VCT_CHECK_MAX + 2)
+        #: The attacker's moves in the last win by threats found (its proof), and how
+        #: often each was played in it.
+        self._proof: dict[Cell, int] = {}
+        self._doubles: set[Cell] = set()
         #: Alpha-beta results by position (hash and side to move): depth searched, score
         #: (mate scores counted from that position), kind of bound, best move.
         self._table: dict[int, tuple[int, int, int, int]] = {}
@@ -152,6 +165,7 @@ class GomokuStrategy:
         self.nodes = 0
         self.scored = 0
         self.reached = 0
+        self._killers = [-1] * len(self._killers)
         self._deadline = time.perf_counter() + self.think_ms / 1000
         self._limit = self.nodes_budget or (1 << 62)
         move, self.reason = self._decide(lines, side, rng)
@@ -189,19 +203,25 @@ class GomokuStrategy:
         reason = "search"
         if safe:
             ordered, reason = safe, "defence"
-        root = ordered[:_ROOT_WIDTH]
         deadline, limit = self._deadline, self._limit
         # the other side's win by threats were it to move now: the checks after the search
         # try its first move first
         hint = -1 if safe else self._tempo_threat(side)
+        if hint >= 0:
+            # its first cell is often the one defence: searched, and checked second
+            if hint in ordered:  # (a three's cell may lie three cells from any stone)
+                ordered.remove(hint)
+            ordered.insert(min(len(ordered), _ROOT_WIDTH - 1), hint)
+        root = ordered[:_ROOT_WIDTH]
         # alpha-beta gets most of what is left, the VCT checks after it the rest; among a
-        # few defences, the checks (which end to block an open three) matter more
-        search_share = _DEFENCE_SHARE if safe and len(root) <= _FEW else _SEARCH_SHARE
+        # few defences, or facing a win by threats, the checks matter more
+        search_share = _DEFENCE_SHARE if (safe and len(root) <= _FEW) or hint >= 0 else _SEARCH_SHARE
         self._deadline = time.perf_counter() + (deadline - time.perf_counter()) * search_share
         self._limit = self.nodes + int((limit - self.nodes) * search_share)
         best = self._iterate(side, root, ordered[_ROOT_WIDTH:])
         self._deadline, self._limit = deadline, limit
-        checks = [best, *(m for m in ordered[:_VCT_CHECKS] if m != best)]
+        first = [best, hint] if hint >= 0 and hint != best else [best]
+        checks = [*first, *(m for m in ordered[:_VCT_CHECKS] if m not in first)]
         return self._no_vct_after(side, checks, hint), reason
 
     def _tempo_threat(self, side: int) -> Cell:
@@ -240,6 +260,7 @@ class GomokuStrategy:
             rank = (_VCT_CHECK_DEPTH - 1, True)
             try:
                 for depth in range(_VCT_CHECK_DEPTH, target + 1):  # the shallower: known, or quick
+                    self._proof = {}
                     found = self._vct_after(side, m, depth, failed, hint)
                     if found is not None:
                         hint, rank = found, (depth - 1, False)
@@ -253,6 +274,11 @@ class GomokuStrategy:
                 target += 1
             else:
                 i += 1
+                # the cells the other side's win was made of (its first move first, then
+                # those its proof used most): taking one may defend
+                proof = sorted(self._proof, key=lambda c: (c != hint, -self._proof[c], c))
+                fresh = [c for c in proof if c not in moves[:i]][:_PROOF_CELLS]
+                moves[i:] = [*fresh, *(c for c in moves[i:] if c not in fresh)]
         return best
 
     def _vct_after(self, side: int, move: Cell, depth: int, failed: dict[int, int], hint: Cell = -1
@@ -302,6 +328,13 @@ class GomokuStrategy:
             return min(lines.wins(side))
         if depth == 0 or lines.fours[other] or failed.get(lines.hash, -1) >= depth:
             return None  # a four of the other side's comes first
+        double = self._double_four(side)
+        if double >= 0:
+            self._tick()  # the position after it: two winning cells, seen without making it
+            return double
+        if depth == 1:  # a four that is not already a double leaves one block, then nothing
+            failed[lines.hash] = depth
+            return None
         for c in sorted(lines.four_moves(side)):
             self._tick()
             lines.push(c, side)
@@ -321,6 +354,22 @@ class GomokuStrategy:
                 lines.pop(c)
         failed[lines.hash] = depth
         return None
+
+    def _double_four(self, side: int) -> Cell:
+        """The least empty cell where ``side`` makes two winning cells at once (two of its
+        windows one stone short through it, with different empty cells left), or -1.
+        Read from the windows, without making the move."""
+        lines = self._lines
+        assert lines is not None
+        stone, cells_of = lines.stone, lines.window_cells
+        partner: dict[Cell, Cell] = {}
+        best = -1
+        for w in lines.threes[side]:
+            a, b = (e for e in cells_of[w] if stone[e] < 0)
+            for e, rest in ((a, b), (b, a)):
+                if partner.setdefault(e, rest) != rest and (best < 0 or e < best):
+                    best = e
+        return best
 
     def _threes(self, side: int) -> dict[Cell, int]:
         """Empty cells where ``side`` makes a three (a window two short, none of the
@@ -355,6 +404,7 @@ class GomokuStrategy:
                 through.setdefault(e, []).append(w)
                 if partner.setdefault(e, rest) != rest:
                     doubles.add(e)
+        self._doubles = doubles
         return {e for d in doubles for w in through[d] for e in cells_of[w] if stone[e] < 0}
 
     def _vct_spent(self) -> bool:
@@ -377,7 +427,10 @@ class GomokuStrategy:
             return None
         other = 1 - side
         found = self._vcf(side, _VCF_IN_VCT)
-        if found is not None:
+        if found is not None or depth == 1:
+            # one level left: a three would be answered and leave none, so only fours win
+            if found is not None:
+                self._proof[found] = self._proof.get(found, 0) + 1
             return found
         if lines.fours[other]:
             return None
@@ -392,6 +445,7 @@ class GomokuStrategy:
             lines.push(c, side)
             try:
                 if self._answered(side, depth, failed):
+                    self._proof[c] = self._proof.get(c, 0) + 1
                     return c
             finally:
                 lines.pop(c)
@@ -416,7 +470,12 @@ class GomokuStrategy:
             if not defences:
                 return False
             defences |= lines.four_moves(1 - side)
-        return all(self._refuted(side, d, depth, failed) for d in sorted(defences))
+        killer, doubles = self._killers[depth], self._doubles if not wins else ()
+        for d in sorted(defences, key=lambda d: (d != killer, d not in doubles, d)):
+            if not self._refuted(side, d, depth, failed):
+                self._killers[depth] = d
+                return False
+        return True
 
     def _refuted(self, side: int, defence: Cell, depth: int, failed: dict[int, int]) -> bool:
         """Whether ``side`` still wins by threats after the other side plays ``defence``.
