@@ -629,13 +629,13 @@ class ArenaServer:
             conn = conns.get(conn_id)
             if conn is not None:
                 send_to(conn.ws, frame)
-        if self.bus._subscriptions:  # building the feed's JSON costs as much as the frame
+        if self.bus.listened:  # building the feed's JSON costs as much as the frame
             self.bus.publish(FeedEvent("room_event", played.room, played.event.model_dump(mode="json")))
         self.prometheus.move_broadcast.observe(time.perf_counter() - decided)
 
     def _deliver(self, items: list[Out], decided: float | None = None) -> None:
         now = self.now()
-        feeding = bool(self.bus._subscriptions)
+        feeding = self.bus.listened
         send_to = self.outbox.send_to
         for item in items:
             if isinstance(item, Close):
