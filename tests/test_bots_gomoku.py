@@ -269,8 +269,8 @@ def test_defences_to_a_three_are_the_cells_that_stop_its_double() -> None:
     s = _board(rows, Mark.O)
     player = GomokuStrategy(think_ms=600_000, nodes_budget=10)
     player.choose(s, random.Random(0))  # sets up the strategy's board
-    assert player._double_guards(0) == {7 * 15 + c for c in (3, 4, 8, 9)}
-    assert player._double_guards(1) == set()
+    assert player._double_guards(0)[0] == {7 * 15 + c for c in (3, 4, 8, 9)}
+    assert player._double_guards(1)[0] == set()
 
 
 # A game `minimax` won as X: O's move 19 came after these; (7,10) (115) holds four

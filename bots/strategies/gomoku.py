@@ -130,7 +130,6 @@ class GomokuStrategy:
         #: The attacker's moves in the last win by threats found (its proof), and how
         #: often each was played in it.
         self._proof: dict[Cell, int] = {}
-        self._doubles: set[Cell] = set()
         #: Alpha-beta results by position (hash and side to move): depth searched, score
         #: (mate scores counted from that position), kind of bound, best move.
         self._table: dict[int, tuple[int, int, int, int]] = {}
@@ -356,20 +355,27 @@ class GomokuStrategy:
         return None
 
     def _double_four(self, side: int) -> Cell:
-        """The least empty cell where ``side`` makes two winning cells at once (two of its
-        windows one stone short through it, with different empty cells left), or -1.
+        """The least empty cell where ``side`` makes two winning cells at once, or -1.
         Read from the windows, without making the move."""
+        return min(self._double_cells(side), default=-1)
+
+    def _double_cells(self, side: int, through: dict[Cell, list[int]] | None = None) -> set[Cell]:
+        """The empty cells where ``side`` makes two winning cells at once: two of its
+        windows one stone short through the cell, with different empty cells left. With
+        ``through``, also fills it with the windows one stone short through each empty cell."""
         lines = self._lines
         assert lines is not None
         stone, cells_of = lines.stone, lines.window_cells
         partner: dict[Cell, Cell] = {}
-        best = -1
+        doubles = set()
         for w in lines.threes[side]:
             a, b = (e for e in cells_of[w] if stone[e] < 0)
             for e, rest in ((a, b), (b, a)):
-                if partner.setdefault(e, rest) != rest and (best < 0 or e < best):
-                    best = e
-        return best
+                if through is not None:
+                    through.setdefault(e, []).append(w)
+                if partner.setdefault(e, rest) != rest:
+                    doubles.add(e)
+        return doubles
 
     def _threes(self, side: int) -> dict[Cell, int]:
         """Empty cells where ``side`` makes a three (a window two short, none of the
@@ -387,25 +393,18 @@ class GomokuStrategy:
                         out[e] = out.get(e, 0) + 1
         return out
 
-    def _double_guards(self, side: int) -> set[Cell]:
+    def _double_guards(self, side: int) -> tuple[set[Cell], set[Cell]]:
         """The cells that stop every move of ``side``'s making two winning cells at once
         (empty when it has none): each such move's cell, and the empty cells of the
         windows one stone short of a four through it. A stone anywhere else leaves those
-        windows as they are, so the move still makes the same two winning cells."""
+        windows as they are, so the move still makes the same two winning cells. Then
+        those moves' cells (`_double_cells`)."""
         lines = self._lines
         assert lines is not None
-        stone, cells_of = lines.stone, lines.window_cells
-        partner: dict[Cell, Cell] = {}
         through: dict[Cell, list[int]] = {}
-        doubles = set()
-        for w in lines.threes[side]:
-            a, b = (e for e in cells_of[w] if stone[e] < 0)
-            for e, rest in ((a, b), (b, a)):
-                through.setdefault(e, []).append(w)
-                if partner.setdefault(e, rest) != rest:
-                    doubles.add(e)
-        self._doubles = doubles
-        return {e for d in doubles for w in through[d] for e in cells_of[w] if stone[e] < 0}
+        doubles = self._double_cells(side, through)
+        stone, cells_of = lines.stone, lines.window_cells
+        return {e for d in doubles for w in through[d] for e in cells_of[w] if stone[e] < 0}, doubles
 
     def _vct_spent(self) -> bool:
         if self.nodes_budget:
@@ -463,14 +462,15 @@ class GomokuStrategy:
         wins = lines.wins(side)
         if len(wins) >= 2:
             return True
+        doubles: set[Cell] = set()
         if wins:
             defences = wins
         else:
-            defences = self._double_guards(side)
+            defences, doubles = self._double_guards(side)
             if not defences:
                 return False
             defences |= lines.four_moves(1 - side)
-        killer, doubles = self._killers[depth], self._doubles if not wins else ()
+        killer = self._killers[depth]
         for d in sorted(defences, key=lambda d: (d != killer, d not in doubles, d)):
             if not self._refuted(side, d, depth, failed):
                 self._killers[depth] = d
