@@ -88,10 +88,10 @@ def main() -> None:
             t2 = clock()
             assert type(message) is m.Move
             played = moves.plain(arena, conn, message, now)
-            decision = events.receive(arena, conn, message, now) if played is None else None
+            if played is None:
+                decision = events.receive(arena, conn, message, now)
             t3 = clock()
-            if decision is None:
-                assert played is not None
+            if played is not None:
                 sent = arena.played(played)
             else:
                 sent = [sent for item in decision.later for sent in arena.deliver(item, now)]

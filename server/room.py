@@ -239,11 +239,6 @@ class Room:
         self._frames.append(frame)
         self.announced_seq = seq
 
-    @property
-    def log(self) -> list[tuple[int, str]]:
-        """(seq, frame) of the announced events kept for replays, oldest first."""
-        return list(zip(self._seqs, self._frames, strict=True))
-
     def can_replay(self, seq: int) -> bool:
         """Whether every announced event after ``seq`` is still kept for `replay_since`."""
         return seq >= self.announced_seq or (bool(self._seqs) and self._seqs[0] <= seq + 1)
