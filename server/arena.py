@@ -18,7 +18,7 @@ answer covered, once, in order (`Session.rooms` keeps the seq per room).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -204,18 +204,10 @@ class Arena:
         sends = []
         room = self.rooms.get(played.room)
         if room is not None:  # (as `_announce`, for one event)
-            seq, frame, rid = played.event.seq, played.frame, room.id
+            seq, frame = played.event.seq, played.frame
             room.announced(seq, frame)
             self.counts["moves"] += 1
-            online = self.online
-            for pid in (*room.seats, *room.spectators):
-                session = online.get(pid) if pid is not None else None
-                if session is None:
-                    continue
-                heard = session.rooms.get(rid)
-                if heard is not None and seq > heard:  # attached, and not answered past it
-                    sends.append((session.conn, frame))
-                    session.rooms[rid] = seq
+            sends = self._heard(room, ((seq, frame),))
         if played.conn in self.sessions:
             sends.append((played.conn, played.ok))
         return sends
@@ -247,21 +239,7 @@ class Arena:
                 self.counts["moves"] += 1
             elif isinstance(event, m.GameStarted):
                 self.counts["games_started"] += 1
-        sends = []
-        for pid in (*room.seats, *room.spectators):  # room.members(), without building a set
-            if pid is None:
-                continue
-            session = self.online.get(pid)
-            if session is None:
-                continue
-            heard = session.rooms.get(room.id)
-            if heard is None:
-                continue  # not answered for this room yet: its answer will cover these
-            for seq, frame in frames:
-                if seq > heard:
-                    sends.append((session.conn, frame))
-                    heard = seq
-            session.rooms[room.id] = heard
+        sends = self._heard(room, frames)
         if ann.summary_changed:
             self.touch_lobby(room_id=room.id)
         if not isinstance(ann.events[-1], MovedEvent) and any(  # not room.closed: decided maybe later
@@ -272,6 +250,26 @@ class Arena:
                 session = self.online.get(pid)
                 if session is not None:
                     session.rooms.pop(room.id, None)
+        return sends
+
+    def _heard(self, room: Room, frames: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+        """Who of ``room``'s members hears which of ``frames`` ((seq, frame), oldest first),
+        just announced: each session attached to the room, the frames after the seq it was
+        last sent or answered for (which moves on to the last of them)."""
+        sends = []
+        rid, online = room.id, self.online
+        for pid in (*room.seats, *room.spectators):  # room.members(), without building a set
+            session = online.get(pid) if pid is not None else None
+            if session is None:
+                continue
+            heard = session.rooms.get(rid)
+            if heard is None:
+                continue  # not answered for this room yet: its answer will cover these
+            for seq, frame in frames:
+                if seq > heard:
+                    sends.append((session.conn, frame))
+                    heard = seq
+            session.rooms[rid] = heard
         return sends
 
     def _attach(self, att: Attach, now: float) -> list[tuple[int, str]]:
