@@ -55,9 +55,14 @@ OPENINGS = (
 
 #: Drawn openings: stones within this many cells of the centre (row and column).
 _RADIUS = 2
-#: ... and at most this far apart in static score (`Lines.score`: 1 a live window with one
-#: stone, 6 with two), so that neither side starts with more shape than the other.
+#: ... and at most this far apart in static score (`Lines.score` at `OPENING_BASE`: 1 a
+#: live window with one stone, 6 with two), so that neither side starts with more shape
+#: than the other.
 _BALANCE = 16
+#: The window worths the openings are balanced by (`weights` at this base, x6 a stone):
+#: those `gomoku` used when the seeds were first drawn, kept so that a seed keeps its
+#: openings whatever `gomoku` weighs now.
+OPENING_BASE = 6
 
 
 def drawn_openings(count: int, seed: int) -> list[tuple[int, ...]]:
@@ -69,10 +74,11 @@ def drawn_openings(count: int, seed: int) -> list[tuple[int, ...]]:
     so what is left of an edge cancels out. A different seed, different openings: the
     fixed suite's games repeat move for move from seed to seed (the strategies' random
     choices only break ties), these do not."""
-    from bots.strategies.gomoku_lines import Lines
+    from bots.strategies.gomoku_lines import Lines, weights
     from protocol.rules import find_variant
 
     v = find_variant(VARIANT)
+    balance = weights(v.k, OPENING_BASE)
     centre = (v.rows // 2) * v.cols + v.cols // 2
     row, col = divmod(centre, v.cols)
     around = [r * v.cols + c for r in range(row - _RADIUS, row + _RADIUS + 1)
@@ -84,7 +90,7 @@ def drawn_openings(count: int, seed: int) -> list[tuple[int, ...]]:
         if len(out) == count:
             break
         moves = (centre, *rng.sample(around, rng.choice((1, 3))))
-        lines = Lines(v)
+        lines = Lines(v, balance)
         for i, c in enumerate(moves):
             lines.place(c, i % 2)
         if lines.threes[0] or lines.threes[1] or abs(lines.score[0] - lines.score[1]) > _BALANCE:

@@ -35,7 +35,7 @@ def test_without_rates_the_match_refuses_to_start(monkeypatch: pytest.MonkeyPatc
 
 
 def test_drawn_openings_are_balanced_distinct_and_follow_the_seed() -> None:
-    from bots.strategies.gomoku_lines import Lines
+    from bots.strategies.gomoku_lines import Lines, weights
     from protocol.rules import find_variant
 
     v = find_variant(strength.VARIANT)
@@ -46,10 +46,22 @@ def test_drawn_openings_are_balanced_distinct_and_follow_the_seed() -> None:
     for moves in drawn:
         assert len(moves) in (2, 4) and moves[0] == 112
         assert all(abs(c // 15 - 7) <= 2 and abs(c % 15 - 7) <= 2 for c in moves)
-        lines = Lines(v)
+        lines = Lines(v, weights(v.k, strength.OPENING_BASE))
         for i, c in enumerate(moves):
             lines.place(c, i % 2)
         assert not lines.threes[0] and not lines.threes[1]
         assert abs(lines.score[0] - lines.score[1]) <= strength._BALANCE
         shapes.add(min(tuple(sorted((p[c], i % 2) for i, c in enumerate(moves))) for p in v.symmetries))
     assert len(shapes) == len(drawn)  # no two the same up to the board's symmetries
+
+
+def test_a_seed_keeps_its_openings_whatever_gomoku_weighs() -> None:
+    """The held-out seeds' openings (those of docs/engines.md's figures) are balanced by
+    the window worths they were first drawn with, not by what `gomoku` weighs now."""
+    from bots.strategies.gomoku_lines import BASE
+
+    assert strength.OPENING_BASE != BASE  # else this test says nothing
+    first, last = strength.drawn_openings(64, 11), strength.drawn_openings(64, 14)
+    assert first[:2] == [(112, 83), (112, 144, 128, 110)] and first[-1] == (112, 95, 97, 125)
+    assert first[12:14] == [(112, 142, 128, 110), (112, 83, 95, 98)]  # where base 4 would differ
+    assert last[12:14] == [(112, 97), (112, 144, 114, 83)] and last[-1] == (112, 126, 128, 114)

@@ -13,7 +13,7 @@ from protocol.rules import find_variant
 
 def _from_scratch(lines: Lines) -> dict[str, object]:
     """What `Lines` should hold, recomputed from the stones alone by the definitions."""
-    k, w = lines.k, weights(lines.k)
+    k, w = lines.k, lines.weight
     counts = []
     for cells in lines.window_cells:
         counts.append(tuple(sum(lines.stone[e] == side for e in cells) for side in (0, 1)))
@@ -44,11 +44,14 @@ def _held(lines: Lines) -> dict[str, object]:
             "threes": [set(t) for t in lines.threes], "gains": gains, "near": list(lines.near)}  # fmt: skip
 
 
+@pytest.mark.parametrize("base", [None, 6])  # gomoku's worths, and others given
 @pytest.mark.parametrize("variant", ["15x15k5", "9x9k5", "6x7k4", "5x5k4"])
-def test_increments_match_a_recount(variant: str) -> None:
+def test_increments_match_a_recount(variant: str, base: int | None) -> None:
     v = find_variant(variant)
     rng = random.Random(variant)
-    lines = Lines(v)
+    weight = weights(v.k, base) if base else None
+    lines = Lines(v, weight)
+    assert lines.weight == (weight or weights(v.k))
     placed: list[int] = []
     for step in range(60):
         empty = [c for c in range(v.cells) if lines.stone[c] < 0]
@@ -63,7 +66,7 @@ def test_increments_match_a_recount(variant: str) -> None:
     start_hash = Lines(v).hash
     for c in reversed(placed):
         lines.take(c)
-    assert _held(lines) == _from_scratch(Lines(v)) and lines.hash == start_hash
+    assert _held(lines) == _from_scratch(Lines(v, weight)) and lines.hash == start_hash
 
 
 @pytest.mark.parametrize("variant", ["15x15k5", "6x7k4"])

@@ -2,7 +2,7 @@
 
 Every K-window (a run of K cells: `Variant.lines`) holds a count of each side's
 stones. A window with stones of one side only is alive for that side and worth
-``WEIGHT[count]``; a window with both is dead. From the counts the board keeps,
+``weight[count]`` (`weights`); a window with both is dead. From the counts the board keeps,
 without rescanning:
 
 - ``score[side]``: the sum of the side's live windows;
@@ -35,9 +35,14 @@ _HALF = 1 << (_SHIFT - 1)
 _Step = tuple[int, int, int, tuple[tuple[int, int, int], ...]]
 
 
-def weights(k: int) -> list[int]:
-    """Worth of a live window by count: 0, 1, 6, 36, ... (x6 a stone), and `FIVE` at K."""
-    return [0, *(6 ** (i - 1) for i in range(1, k)), FIVE]
+#: How much each stone in a live window multiplies its worth. Measured against `minimax`
+#: (bench/strength.py, docs/engines.md): 4 holds more games as O than 3, 5, 6 or 8.
+BASE = 4
+
+
+def weights(k: int, base: int = BASE) -> list[int]:
+    """Worth of a live window by count: 0, 1, 4, 16, ... (x ``base`` a stone), and `FIVE` at K."""
+    return [0, *(base ** (i - 1) for i in range(1, k)), FIVE]
 
 
 class Lines:
@@ -50,7 +55,7 @@ class Lines:
     key); O's gain is the difference.
     """
 
-    def __init__(self, variant: Variant) -> None:
+    def __init__(self, variant: Variant, weight: list[int] | None = None) -> None:
         k = self.k = variant.k
         n = self.cells = variant.cells
         self.cols, self.rows = variant.cols, variant.rows
@@ -71,7 +76,7 @@ class Lines:
         keys = random.Random(n * 31 + k)
         self.zobrist = [[keys.getrandbits(62) for _ in range(n)] for _ in (0, 1)]
         self.hash = 0
-        w = self.weight = weights(k)
+        w = self.weight = weight or weights(k)
 
         def gain(a: int, b: int) -> int:  # one window's share of an empty cell's gain for a side
             if b == 0:
