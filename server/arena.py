@@ -352,7 +352,7 @@ class Arena:
         return [
             s.conn
             for s in self._lobby_sessions.values()
-            if s.lobby and not s.closing and s.player is not None and online.get(s.player.id) is s
+            if not s.closing and s.player is not None and online.get(s.player.id) is s
         ]
 
     def lobby_snapshot(self, ref: str | None) -> m.LobbySnapshot:

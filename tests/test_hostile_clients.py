@@ -150,6 +150,10 @@ async def test_a_lobby_subscriber_that_never_reads_is_dropped(tmp_path: Path) ->
         stop(proc)
 
 
+#: How long the flooder keeps at it, reconnecting: several honest requests' worth.
+_KEEP_AT_IT = 1.5
+
+
 async def test_a_pipelined_flood_is_answered_once_and_the_flooder_cut_off(tmp_path: Path) -> None:
     """One flood is cut off within milliseconds, shorter than an honest player's pace: so
     the attacker floods again over a new connection each time it is cut off, for
@@ -194,10 +198,6 @@ async def test_a_pipelined_flood_is_answered_once_and_the_flooder_cut_off(tmp_pa
         assert proc.poll() is None
     finally:
         stop(proc)
-
-
-#: How long the flooder keeps at it, reconnecting: several honest requests' worth.
-_KEEP_AT_IT = 1.5
 
 
 async def test_many_connections_of_one_address_share_its_budget(tmp_path: Path) -> None:
