@@ -1,0 +1,104 @@
+"""How `gomoku` holds as O, second to move, in the openings where it loses its games
+against `minimax`: the four-stone openings `strength.drawn_openings` draws (X to move).
+
+Run: .venv/bin/python bench/as_o.py [--seeds 21,22,23,24] [--openings 64] [--think-ms 300]
+                                     [--rates minimax=5.3,gomoku=200] [--jobs 2]
+
+Two matches on the same openings, one game an opening, played in-process by worker
+processes (no tournament: quicker than bench/strength.py, for tuning on seeds that bench
+holds out):
+
+- `gomoku` as O against `minimax` as X;
+- the baseline: `gomoku` against itself. How much these openings give X between equal
+  players: what `gomoku` as O can be expected to hold against a player as strong as it.
+
+Both sides get the strength bench's node budgets: ``--think-ms`` times each side's nodes
+a millisecond (``--rates``, by default those of the figures in docs/engines.md), with
+the wall clock a limit at 4 times ``--think-ms`` only. A game's random choices (they
+break ties) are seeded by its seed and opening, so a run replays move for move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from multiprocessing import Pool
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strength import _SLACK, VARIANT, drawn_openings
+
+#: (seed, index of the opening in its seed's draw, the opening's moves)
+Job = tuple[int, int, tuple[int, ...]]
+
+
+def four_stone_openings(seeds: list[int], count: int) -> list[Job]:
+    """The four-stone openings among the first ``count`` drawn from each seed."""
+    return [(seed, i, o) for seed in seeds for i, o in enumerate(drawn_openings(count, seed)) if len(o) == 4]
+
+
+def play(job: Job, x: str, budgets: dict[str, int], think_ms: int) -> tuple[str, list[int]]:
+    """One game from ``job``'s opening: ``x`` (`minimax` or `gomoku`) as X, a fresh
+    `gomoku` as O; the result (``1-0``: X won) and every move, the opening's included.
+    Each side keeps its strategy object for the game, as a bot does."""
+    import bots
+    from protocol.rules import State
+
+    seed, index, opening = job
+    state = State.replay(VARIANT, opening)
+    sides = [
+        bots.strategy(name, think_ms=_SLACK * think_ms, nodes_budget=budgets[name]) for name in (x, "gomoku")
+    ]
+    rng = random.Random(f"as_o/{seed}/{index}")
+    moves = list(opening)
+    while state.outcome is None:
+        move = sides[int(state.to_move)].choose(state, rng)
+        moves.append(move)
+        state = state.play(move)
+    return state.outcome.result, moves
+
+
+def _play(args: tuple[Job, str, dict[str, int], int]) -> tuple[Job, str]:
+    job, x, budgets, think_ms = args
+    return job, play(job, x, budgets, think_ms)[0]
+
+
+def match(jobs: list[Job], x: str, budgets: dict[str, int], think_ms: int, workers: int) -> dict[Job, str]:
+    """Every opening of ``jobs`` played once, ``x`` as X and `gomoku` as O."""
+    with Pool(workers) as pool:
+        return dict(pool.imap_unordered(_play, [(job, x, budgets, think_ms) for job in jobs]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="21,22,23,24", help="the drawn openings' seeds, comma-separated")
+    parser.add_argument(
+        "--openings", type=int, default=64, help="openings drawn a seed (the four-stone ones are played)"
+    )
+    parser.add_argument("--think-ms", type=int, default=300)
+    parser.add_argument("--rates", default="minimax=5.3,gomoku=200", metavar="minimax=R,gomoku=R",
+                        help="nodes a millisecond, each side (bench/strength.py measures them)")  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2, help="games played at once")
+    args = parser.parse_args()
+    rates = {name: float(rate) for name, rate in (pair.split("=") for pair in args.rates.split(","))}
+    budgets = {name: max(1, round(args.think_ms * rate)) for name, rate in rates.items()}
+    jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
+    print(f"{len(jobs)} four-stone openings (seeds {args.seeds}), X to move; node budgets a move: "
+          + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
+    for x in ("minimax", "gomoku"):
+        started = time.perf_counter()
+        results = match(jobs, x, budgets, args.think_ms, args.jobs)
+        count = Counter(results.values())
+        label = "gomoku as O vs minimax" if x == "minimax" else "baseline, gomoku vs itself"
+        took = time.perf_counter() - started
+        print(f"{label}: X won {count['1-0']}, O won {count['0-1']}, drawn {count['1/2-1/2']} "
+              f"({100 * count['1-0'] / len(jobs):.1f} % won by X), {took:.0f} s")  # fmt: skip
+        lost = sorted(f"{seed}/{i}" for (seed, i, _), r in results.items() if r == "1-0")
+        print("  won by X (seed/opening): " + " ".join(lost))
+
+
+if __name__ == "__main__":
+    main()
