@@ -96,7 +96,7 @@ def main() -> None:
         took = time.perf_counter() - started
         print(f"{label}: X won {count['1-0']}, O won {count['0-1']}, drawn {count['1/2-1/2']} "
               f"({100 * count['1-0'] / len(jobs):.1f} % won by X), {took:.0f} s")  # fmt: skip
-        lost = sorted(f"{seed}/{i}" for (seed, i, _), r in results.items() if r == "1-0")
+        lost = [f"{seed}/{i}" for (seed, i, _), r in sorted(results.items()) if r == "1-0"]
         print("  won by X (seed/opening): " + " ".join(lost))
 
 
