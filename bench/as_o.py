@@ -84,8 +84,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="games played at once")
     args = parser.parse_args()
     rates = {name: float(rate) for name, rate in (pair.split("=") for pair in args.rates.split(","))}
+    if set(rates) != {"minimax", "gomoku"}:
+        parser.error(f"--rates names minimax and gomoku, not {', '.join(sorted(rates))}")
     budgets = {name: max(1, round(args.think_ms * rate)) for name, rate in rates.items()}
     jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
+    if not jobs:
+        parser.error(f"no four-stone opening among the first {args.openings} of seeds {args.seeds}")
     print(f"{len(jobs)} four-stone openings (seeds {args.seeds}), X to move; node budgets a move: "
           + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
     for x in ("minimax", "gomoku"):
