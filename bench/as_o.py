@@ -29,7 +29,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _SLACK, VARIANT, drawn_openings
+from strength import VARIANT, at_rate, drawn_openings, parse_rates
 
 #: (seed, index of the opening in its seed's draw, the opening's moves)
 Job = tuple[int, int, tuple[int, ...]]
@@ -40,18 +40,16 @@ def four_stone_openings(seeds: list[int], count: int) -> list[Job]:
     return [(seed, i, o) for seed in seeds for i, o in enumerate(drawn_openings(count, seed)) if len(o) == 4]
 
 
-def play(job: Job, x: str, budgets: dict[str, int], think_ms: int) -> tuple[str, list[int]]:
+def play(job: Job, x: str, rates: dict[str, float], think_ms: int) -> tuple[str, list[int]]:
     """One game from ``job``'s opening: ``x`` (`minimax` or `gomoku`) as X, a fresh
-    `gomoku` as O; the result (``1-0``: X won) and every move, the opening's included.
-    Each side keeps its strategy object for the game, as a bot does."""
-    import bots
+    `gomoku` as O, each at its node budget (`strength.at_rate`); the result (``1-0``: X
+    won) and every move, the opening's included. Each side keeps its strategy object for
+    the game, as a bot does."""
     from protocol.rules import State
 
     seed, index, opening = job
     state = State.replay(VARIANT, opening)
-    sides = [
-        bots.strategy(name, think_ms=_SLACK * think_ms, nodes_budget=budgets[name]) for name in (x, "gomoku")
-    ]
+    sides = [at_rate(name, think_ms, rates[name]) for name in (x, "gomoku")]
     rng = random.Random(f"as_o/{seed}/{index}")
     moves = list(opening)
     while state.outcome is None:
@@ -61,15 +59,15 @@ def play(job: Job, x: str, budgets: dict[str, int], think_ms: int) -> tuple[str,
     return state.outcome.result, moves
 
 
-def _play(args: tuple[Job, str, dict[str, int], int]) -> tuple[Job, str]:
-    job, x, budgets, think_ms = args
-    return job, play(job, x, budgets, think_ms)[0]
+def _play(args: tuple[Job, str, dict[str, float], int]) -> tuple[Job, str]:
+    job, x, rates, think_ms = args
+    return job, play(job, x, rates, think_ms)[0]
 
 
-def match(jobs: list[Job], x: str, budgets: dict[str, int], think_ms: int, workers: int) -> dict[Job, str]:
+def match(jobs: list[Job], x: str, rates: dict[str, float], think_ms: int, workers: int) -> dict[Job, str]:
     """Every opening of ``jobs`` played once, ``x`` as X and `gomoku` as O."""
     with Pool(workers) as pool:
-        return dict(pool.imap_unordered(_play, [(job, x, budgets, think_ms) for job in jobs]))
+        return dict(pool.imap_unordered(_play, [(job, x, rates, think_ms) for job in jobs]))
 
 
 def main() -> None:
@@ -83,10 +81,10 @@ def main() -> None:
                         help="nodes a millisecond, each side (bench/strength.py measures them)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2, help="games played at once")
     args = parser.parse_args()
-    rates = {name: float(rate) for name, rate in (pair.split("=") for pair in args.rates.split(","))}
+    rates = parse_rates(args.rates)
     if set(rates) != {"minimax", "gomoku"}:
         parser.error(f"--rates names minimax and gomoku, not {', '.join(sorted(rates))}")
-    budgets = {name: max(1, round(args.think_ms * rate)) for name, rate in rates.items()}
+    budgets = {name: at_rate(name, args.think_ms, rate).nodes_budget for name, rate in rates.items()}
     jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
     if not jobs:
         parser.error(f"no four-stone opening among the first {args.openings} of seeds {args.seeds}")
@@ -94,7 +92,7 @@ def main() -> None:
           + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
     for x in ("minimax", "gomoku"):
         started = time.perf_counter()
-        results = match(jobs, x, budgets, args.think_ms, args.jobs)
+        results = match(jobs, x, rates, args.think_ms, args.jobs)
         count = Counter(results.values())
         label = "gomoku as O vs minimax" if x == "minimax" else "baseline, gomoku vs itself"
         took = time.perf_counter() - started

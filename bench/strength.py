@@ -114,16 +114,27 @@ def _at_think_time(name: str) -> Any:
     replay from the seed; left to it (`base.reproducible`: 20 nodes a millisecond for
     every searcher) the faster searcher would get the slower one's count, not its time.
     ``think_ms`` stays a hard limit."""
-    import bots
-
     think_ms = int(os.environ.get("TTT_STRENGTH_MS", "500"))
-    rates = dict(pair.split("=") for pair in os.environ.get("TTT_STRENGTH_RATES", "").split(",") if pair)
+    rates = parse_rates(os.environ.get("TTT_STRENGTH_RATES", ""))
     if name not in rates:
         raise RuntimeError(f"no nodes a millisecond measured for {name} (TTT_STRENGTH_RATES)")
-    budget = max(1, round(think_ms * float(rates[name])))
+    return at_rate(name, think_ms, rates[name])
+
+
+def at_rate(name: str, think_ms: int, rate: float) -> Any:
+    """The strategy ``name`` with the node budget of ``think_ms`` at ``rate`` nodes a
+    millisecond; ``think_ms`` (times `_SLACK`) stays a hard limit."""
+    import bots
+
+    budget = max(1, round(think_ms * rate))
     # the budget is the limit: the clock's (wall time) only stops a search the machine's
     # load slows down that much, which would make the games depend on it
     return bots.strategy(name, think_ms=_SLACK * think_ms, nodes_budget=budget)
+
+
+def parse_rates(text: str) -> dict[str, float]:
+    """``name=R,name=R``: nodes a millisecond by strategy name."""
+    return {name: float(rate) for name, rate in (pair.split("=") for pair in text.split(",") if pair)}
 
 
 def gomoku() -> Any:
@@ -342,7 +353,7 @@ def main() -> None:
     args = parser.parse_args()
     rates: dict[str, float] = {}
     if args.rates:
-        rates = {name: float(rate) for name, rate in (pair.split("=") for pair in args.rates.split(","))}
+        rates = parse_rates(args.rates)
         print("nodes a millisecond given: " + ", ".join(f"{n} {r:g}" for n, r in sorted(rates.items())))
     elif not args.skip_nodes or not args.skip_match or args.outside:  # the matches need the rates
         rates = nodes_per_second(args.think_ms, args.positions, args.seed, quiet=args.skip_nodes)

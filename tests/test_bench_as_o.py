@@ -11,7 +11,8 @@ import strength
 
 from protocol.rules import State
 
-_SMALL = {"minimax": 100, "gomoku": 1500}
+#: Nodes a millisecond: at 300 ms, budgets of 150 and 1,500 nodes a move.
+_SMALL = {"minimax": 0.5, "gomoku": 5.0}
 
 
 def test_only_the_four_stone_openings_of_each_seed_are_played() -> None:
