@@ -2,7 +2,7 @@
 against `minimax`: the four-stone openings `strength.drawn_openings` draws (X to move).
 
 Run: .venv/bin/python bench/as_o.py [--seeds 21,22,23,24] [--openings 64] [--think-ms 300]
-                                     [--rates minimax=5.3,gomoku=200] [--jobs 2]
+                                     [--rates minimax=5.3,gomoku=200] [--jobs 2] [--keep FILE]
 
 Two matches on the same openings, one game an opening, played in-process by worker
 processes (no tournament: quicker than bench/strength.py, for tuning on seeds that bench
@@ -21,6 +21,7 @@ break ties) are seeded by its seed and opening, so a run replays move for move.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -59,13 +60,15 @@ def play(job: Job, x: str, rates: dict[str, float], think_ms: int) -> tuple[str,
     return state.outcome.result, moves
 
 
-def _play(args: tuple[Job, str, dict[str, float], int]) -> tuple[Job, str]:
+def _play(args: tuple[Job, str, dict[str, float], int]) -> tuple[Job, tuple[str, list[int]]]:
     job, x, rates, think_ms = args
-    return job, play(job, x, rates, think_ms)[0]
+    return job, play(job, x, rates, think_ms)
 
 
-def match(jobs: list[Job], x: str, rates: dict[str, float], think_ms: int, workers: int) -> dict[Job, str]:
-    """Every opening of ``jobs`` played once, ``x`` as X and `gomoku` as O."""
+def match(jobs: list[Job], x: str, rates: dict[str, float], think_ms: int, workers: int
+          ) -> dict[Job, tuple[str, list[int]]]:  # fmt: skip
+    """Every opening of ``jobs`` played once, ``x`` as X and `gomoku` as O: each game's
+    result and moves."""
     with Pool(workers) as pool:
         return dict(pool.imap_unordered(_play, [(job, x, rates, think_ms) for job in jobs]))
 
@@ -80,6 +83,9 @@ def main() -> None:
     parser.add_argument("--rates", default="minimax=5.3,gomoku=200", metavar="minimax=R,gomoku=R",
                         help="nodes a millisecond, each side (bench/strength.py measures them)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2, help="games played at once")
+    parser.add_argument("--keep", type=Path, metavar="FILE",
+                        help="write the games against minimax there, one JSON object a line "
+                             "(bench/where_lost.py reads them)")  # fmt: skip
     args = parser.parse_args()
     rates = parse_rates(args.rates)
     if set(rates) != {"minimax", "gomoku"}:
@@ -92,8 +98,14 @@ def main() -> None:
           + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
     for x in ("minimax", "gomoku"):
         started = time.perf_counter()
-        results = match(jobs, x, rates, args.think_ms, args.jobs)
+        games = match(jobs, x, rates, args.think_ms, args.jobs)
+        results = {job: result for job, (result, _) in games.items()}
         count = Counter(results.values())
+        if x == "minimax" and args.keep:
+            with args.keep.open("w") as out:
+                for (seed, i, _), (result, moves) in sorted(games.items()):
+                    game = {"seed": seed, "opening": i, "result": result, "moves": moves}
+                    out.write(json.dumps(game) + "\n")
         label = "gomoku as O vs minimax" if x == "minimax" else "baseline, gomoku vs itself"
         took = time.perf_counter() - started
         print(f"{label}: X won {count['1-0']}, O won {count['0-1']}, drawn {count['1/2-1/2']} "

@@ -36,4 +36,5 @@ def test_the_match_plays_every_opening_once() -> None:
     jobs = as_o.four_stone_openings([12], 8)[:3]
     results = as_o.match(jobs, "gomoku", _SMALL, 300, 2)
     assert sorted(results) == sorted(jobs)
-    assert set(results.values()) <= {"1-0", "0-1", "1/2-1/2"}
+    assert {result for result, _ in results.values()} <= {"1-0", "0-1", "1/2-1/2"}
+    assert all(tuple(moves[:4]) == job[2] for job, (_, moves) in results.items())

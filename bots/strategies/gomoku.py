@@ -154,12 +154,7 @@ class GomokuStrategy:
             # What the searches learnt is kept from move to move: facts about positions.
             self._variant = state.variant.name
             self._table, self._refuted_vcf, self._refuted_vct = {}, ({}, {}), ({}, {})
-        lines = self._lines = Lines(state.variant)
-        for c in range(state.variant.cells):
-            if state.x >> c & 1:
-                lines.place(c, 0)
-            elif state.o >> c & 1:
-                lines.place(c, 1)
+        lines = self._lines = Lines.of(state)
         side = int(state.to_move)
         self.nodes = 0
         self.scored = 0
@@ -171,6 +166,23 @@ class GomokuStrategy:
         if not state.is_legal(move):  # cannot happen; never send an illegal move
             move = rng.choice(state.legal_moves())
         return move
+
+    def threat_win(self, state: State, side: int, depth: int, nodes: int) -> tuple[Cell | None, bool]:
+        """``side``'s first move of a win by threats (fours and threes, ``depth`` threats
+        deep) were it to move now in ``state``, or None; and whether the search ended
+        within ``nodes`` (if not, None only means none was found in time). None while the
+        other side has a four: that comes first. For analysis (bench/where_lost.py): of
+        what it learns, only the refuted VCFs are kept for the next `choose`."""
+        self._lines = Lines.of(state)
+        self.nodes = 0
+        self._deadline = float("inf")
+        self._limit = nodes
+        self._vct_until = (float("inf"), nodes)
+        try:
+            found = self._vct(side, depth, {})
+        except _OutOfTime:
+            return None, False
+        return found, found is not None or self.nodes < nodes
 
     def _decide(self, lines: Lines, side: int, rng: random.Random) -> tuple[Cell, str]:
         other = 1 - side

@@ -23,7 +23,7 @@ import random
 from itertools import compress
 from operator import mul
 
-from protocol.rules import Cell, Variant
+from protocol.rules import Cell, State, Variant
 
 #: A window of K stones: the game is won.
 FIVE = 1 << 24
@@ -136,6 +136,17 @@ class Lines:
                 for q in range(max(0, c0 - _RADIUS), min(self.cols, c0 + _RADIUS + 1))
                 if (r, q) != (r0, c0)
             ))  # fmt: skip
+
+    @classmethod
+    def of(cls, state: State) -> Lines:
+        """The board of ``state``, its stones placed."""
+        lines = cls(state.variant)
+        for c in range(state.variant.cells):
+            if state.x >> c & 1:
+                lines.place(c, 0)
+            elif state.o >> c & 1:
+                lines.place(c, 1)
+        return lines
 
     def place(self, cell: Cell, side: int) -> None:
         """Put ``side``'s stone on the empty ``cell``."""
