@@ -404,3 +404,15 @@ def test_it_takes_the_cell_the_other_sides_win_is_made_of() -> None:
     assert checked._vct_after(1, 95, 6, {}) is None
     player = GomokuStrategy(think_ms=600_000, nodes_budget=60_000)
     assert player.choose(State.replay("15x15k5", LOST_AS_O_5), random.Random(0)) == 95
+
+
+def test_threat_win_finds_a_win_by_threats_for_either_side_and_says_when_it_ran_out() -> None:
+    # The position of test_a_four_in_reply_does_not_refute_a_win_by_threats, X to move.
+    s = State.replay("15x15k5", LOST_AS_O[:24])
+    found, complete = GomokuStrategy().threat_win(s, 0, 3, 200_000)
+    assert found is not None and complete and s.is_legal(found)
+    assert GomokuStrategy().threat_win(s, 0, 3, 5) == (None, False)
+    # O, were it to move instead, has no such win: a search that ended says so
+    assert GomokuStrategy().threat_win(s, 1, 2, 200_000) == (None, True)
+    with pytest.raises(StrategyError, match="gomoku plays"):
+        GomokuStrategy().threat_win(State.start("classic"), 0, 2, 1_000)

@@ -173,6 +173,9 @@ class GomokuStrategy:
         within ``nodes`` (if not, None only means none was found in time). None while the
         other side has a four: that comes first. For analysis (bench/where_lost.py): of
         what it learns, only the refuted VCFs are kept for the next `choose`."""
+        why = self.refusal(state.variant.name)
+        if why is not None:
+            raise StrategyError(why)
         self._lines = Lines.of(state)
         self.nodes = 0
         self._deadline = float("inf")
