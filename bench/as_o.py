@@ -87,6 +87,8 @@ def main() -> None:
                         help="write the games against minimax there, one JSON object a line "
                              "(bench/where_lost.py reads them)")  # fmt: skip
     args = parser.parse_args()
+    if args.keep and not args.keep.parent.is_dir():
+        parser.error(f"--keep {args.keep}: no folder {args.keep.parent}")
     rates = parse_rates(args.rates)
     if set(rates) != {"minimax", "gomoku"}:
         parser.error(f"--rates names minimax and gomoku, not {', '.join(sorted(rates))}")

@@ -117,7 +117,15 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=6, help="threats deep (a three or a four each)")
     parser.add_argument("--nodes", type=int, default=400_000, help="nodes a search")
     args = parser.parse_args()
-    games = [json.loads(line) for line in args.games.read_text().splitlines() if line.strip()]
+    games = []
+    try:
+        for line in args.games.read_text().splitlines():
+            if line.strip():
+                game = json.loads(line)
+                games.append({"seed": game["seed"], "opening": game["opening"], "result": game["result"],
+                              "moves": [int(m) for m in game["moves"]]})  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        parser.error(f"{args.games}: not the games of bench/as_o.py --keep ({e!r})")
     lost = [g for g in games if g["result"] == "1-0"]
     had = none = early = ran_out = 0
     for g in lost:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,3 +41,18 @@ def test_a_win_by_threats_from_the_opening_is_told_apart() -> None:
 
 def test_a_search_that_runs_out_is_no_answer() -> None:
     assert where_lost.x_wins(State.replay("15x15k5", GAME[:4]), 6, 5) is None
+
+
+def test_a_file_that_is_not_as_os_games_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"seed": 1}\n')
+    for path in (bad, tmp_path / "missing.jsonl"):
+        done = _run("where_lost.py", str(path))
+        assert done.returncode == 2 and "not the games of bench/as_o.py --keep" in done.stderr
+    done = _run("as_o.py", "--keep", str(tmp_path / "no" / "g.jsonl"))
+    assert done.returncode == 2 and "no folder" in done.stderr
+
+
+def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    path = Path(where_lost.__file__).parent / script
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=60)
