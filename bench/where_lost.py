@@ -58,10 +58,10 @@ def x_wins(state: State, depth: int, nodes: int) -> bool | None:
     return _search(state, depth, nodes)[0]
 
 
-def _search(state: State, depth: int, nodes: int) -> tuple[bool | None, int]:
-    """`x_wins`, and the nodes the search took."""
+def _search(state: State, depth: int, nodes: int, after: Cell = -1) -> tuple[bool | None, int]:
+    """`x_wins` (after O plays ``after``, if given), and the nodes the search took."""
     searcher = GomokuStrategy(nodes_budget=nodes)
-    found, complete = searcher.threat_win(state, X, depth, nodes)
+    found, complete = searcher.threat_win(state, X, depth, nodes, after)
     return (True if found is not None else None if not complete else False), searcher.nodes
 
 
@@ -74,15 +74,9 @@ def safe_after(state: State, move: Cell, depth: int, nodes: int) -> bool | None:
 
 def _safe_after(state: State, move: Cell, depth: int, nodes: int) -> tuple[bool | None, int]:
     """`safe_after`, and the nodes its search took (0 when none was needed)."""
-    after = state.play(move)
-    if after.outcome is not None:
+    if state.play(move).outcome is not None:
         return True, 0
-    blocks = Lines.of(after).wins(1)
-    if len(blocks) >= 2:
-        return True, 0
-    if blocks:
-        after = after.play(min(blocks))
-    won, took = _search(after, depth, nodes)
+    won, took = _search(state, depth, nodes, move)
     return (None if won is None else not won), took
 
 
@@ -98,15 +92,17 @@ def where_lost(moves: list[Cell], opening: int, depth: int, nodes: int) -> Loss:
         return Loss(from_opening=first == opening)
     before = states[first - 1 - opening]
     cells = Lines.of(before).candidates()
-    checked = {c: _safe_after(before, c, depth, nodes) for c in cells}
+    played = moves[first - 1]
+    # the move played too, for what finding X's win after it cost (it may lie farther out)
+    checked = {c: _safe_after(before, c, depth, nodes) for c in {*cells, played}}
     safe = sorted(c for c, (ok, _) in checked.items() if ok)
     return Loss(
         ply=first - 1,
-        played=moves[first - 1],
+        played=played,
         cells=len(cells),
         safe=safe,
         unknown=sorted(c for c, (ok, _) in checked.items() if ok is None),
-        played_nodes=_safe_after(before, moves[first - 1], depth, nodes)[1],
+        played_nodes=checked[played][1],
         safe_nodes=[checked[c][1] for c in safe],
     )
 

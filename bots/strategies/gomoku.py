@@ -167,11 +167,14 @@ class GomokuStrategy:
             move = rng.choice(state.legal_moves())
         return move
 
-    def threat_win(self, state: State, side: int, depth: int, nodes: int) -> tuple[Cell | None, bool]:
+    def threat_win(self, state: State, side: int, depth: int, nodes: int, after: Cell = -1
+                   ) -> tuple[Cell | None, bool]:  # fmt: skip
         """``side``'s first move of a win by threats (fours and threes, ``depth`` threats
         deep) were it to move now in ``state``, or None; and whether the search ended
         within ``nodes`` (if not, None only means none was found in time). None while the
-        other side has a four: that comes first. For analysis (bench/where_lost.py): of
+        other side has a four: that comes first. With ``after``, the other side plays that
+        cell first, as the checks after alpha-beta see it (a four in it is blocked, and
+        ``side`` looked at as if to move again). For analysis (bench/where_lost.py): of
         what it learns, only the refuted VCFs are kept for the next `choose`."""
         why = self.refusal(state.variant.name)
         if why is not None:
@@ -182,7 +185,7 @@ class GomokuStrategy:
         self._limit = nodes
         self._vct_until = (float("inf"), nodes)
         try:
-            found = self._vct(side, depth, {})
+            found = self._vct_after(1 - side, after, depth, {}) if after >= 0 else self._vct(side, depth, {})
         except _OutOfTime:
             return None, False
         return found, found is not None or self.nodes < nodes
