@@ -1,8 +1,11 @@
 """How `gomoku` holds as O, second to move, in the openings where it loses its games
-against `minimax`: the four-stone openings `strength.drawn_openings` draws (X to move).
+against `minimax`: the four-stone openings `strength.drawn_openings` draws (X to move),
+or with ``--fixed N`` the fixed openings of `strength.OPENINGS` (two to four stones, each
+played N times, its random tie-breaks seeded by the repetition).
 
 Run: .venv/bin/python bench/as_o.py [--seeds 21,22,23,24] [--openings 64] [--think-ms 300]
                                      [--rates minimax=5.3,gomoku=200] [--jobs 2] [--keep FILE]
+                                     [--fixed N]
 
 Two matches on the same openings, one game an opening, played in-process by worker
 processes (no tournament: quicker than bench/strength.py, for tuning on seeds that bench
@@ -11,6 +14,8 @@ holds out):
 - `gomoku` as O against `minimax` as X;
 - the baseline: `gomoku` against itself. How much these openings give X between equal
   players: what `gomoku` as O can be expected to hold against a player as strong as it.
+  Then how often `minimax` won as X the openings O held against itself, and those X
+  won: what a suite balanced by play (kept only where equal players split) would give.
 
 Both sides get the strength bench's node budgets: ``--think-ms`` times each side's nodes
 a millisecond (``--rates``, by default those of the figures in docs/engines.md), with
@@ -30,9 +35,10 @@ from multiprocessing import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import VARIANT, at_rate, drawn_openings, parse_rates
+from strength import OPENINGS, VARIANT, at_rate, drawn_openings, parse_rates
 
-#: (seed, index of the opening in its seed's draw, the opening's moves)
+#: (seed, index of the opening in its seed's draw, the opening's moves); with ``--fixed``,
+#: (repetition, index in `strength.OPENINGS`, the opening's moves)
 Job = tuple[int, int, tuple[int, ...]]
 
 
@@ -41,11 +47,35 @@ def four_stone_openings(seeds: list[int], count: int) -> list[Job]:
     return [(seed, i, o) for seed in seeds for i, o in enumerate(drawn_openings(count, seed)) if len(o) == 4]
 
 
+def fixed_openings(repeats: int) -> list[Job]:
+    """Each of `strength.OPENINGS` ``repeats`` times (X or O to move after it, by its length)."""
+    return [(r, i, tuple(map(int, o.split(",")))) for r in range(repeats) for i, o in enumerate(OPENINGS)]
+
+
+def by_stones(results: dict[Job, str]) -> str:
+    """Games X won, by the opening's stones: ``won of played (n stones)``, fewest first."""
+    played = Counter(len(job[2]) for job in results)
+    won = Counter(len(job[2]) for job, r in results.items() if r == "1-0")
+    return ", ".join(f"{won[n]} of {played[n]} ({n} stones)" for n in sorted(played))
+
+
+def by_balance(against: dict[Job, str], itself: dict[Job, str]) -> str:
+    """How many of the openings O held against itself (won or drawn), and of those X won,
+    X won in ``against``."""
+    parts = []
+    for label, held in (("O held against itself", True), ("X won against itself", False)):
+        jobs = [job for job, r in itself.items() if (r != "1-0") == held and job in against]
+        won = sum(against[job] == "1-0" for job in jobs)
+        share = f" ({100 * won / len(jobs):.1f} %)" if jobs else ""
+        parts.append(f"{won} of the {len(jobs)} openings {label}{share}")
+    return "minimax as X won " + ", ".join(parts)
+
+
 def play(job: Job, x: str, rates: dict[str, float], think_ms: int) -> tuple[str, list[int]]:
     """One game from ``job``'s opening: ``x`` (`minimax` or `gomoku`) as X, a fresh
     `gomoku` as O, each at its node budget (`strength.at_rate`); the result (``1-0``: X
-    won) and every move, the opening's included. Each side keeps its strategy object for
-    the game, as a bot does."""
+    won) and every move, the opening's included (after an odd one, `gomoku` moves
+    first). Each side keeps its strategy object for the game, as a bot does."""
     from protocol.rules import State
 
     seed, index, opening = job
@@ -86,6 +116,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, metavar="FILE",
                         help="write the games against minimax there, one JSON object a line "
                              "(bench/where_lost.py reads them)")  # fmt: skip
+    parser.add_argument("--fixed", type=int, default=0, metavar="N",
+                        help="play the fixed openings of bench/strength.py N times each instead")  # fmt: skip
     args = parser.parse_args()
     if args.keep and not args.keep.parent.is_dir():
         parser.error(f"--keep {args.keep}: no folder {args.keep.parent}")
@@ -93,11 +125,19 @@ def main() -> None:
     if set(rates) != {"minimax", "gomoku"}:
         parser.error(f"--rates names minimax and gomoku, not {', '.join(sorted(rates))}")
     budgets = {name: at_rate(name, args.think_ms, rate).nodes_budget for name, rate in rates.items()}
-    jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
+    if args.fixed < 0:
+        parser.error(f"--fixed {args.fixed}: a number of times, 0 or more")
+    if args.fixed:
+        jobs = fixed_openings(args.fixed)
+        suite = f"the {len(OPENINGS)} fixed openings x {args.fixed}"
+    else:
+        jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
+        suite = f"four-stone openings (seeds {args.seeds}), X to move"
     if not jobs:
         parser.error(f"no four-stone opening among the first {args.openings} of seeds {args.seeds}")
-    print(f"{len(jobs)} four-stone openings (seeds {args.seeds}), X to move; node budgets a move: "
+    print(f"{len(jobs)} games, {suite}; node budgets a move: "
           + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
+    ended: dict[str, dict[Job, str]] = {}
     for x in ("minimax", "gomoku"):
         started = time.perf_counter()
         games = match(jobs, x, rates, args.think_ms, args.jobs)
@@ -105,15 +145,19 @@ def main() -> None:
         count = Counter(results.values())
         if x == "minimax" and args.keep:
             with args.keep.open("w") as out:
-                for (seed, i, _), (result, moves) in sorted(games.items()):
-                    game = {"seed": seed, "opening": i, "result": result, "moves": moves}
+                for (seed, i, opening), (result, moves) in sorted(games.items()):
+                    game = {"seed": seed, "opening": i, "stones": len(opening), "result": result,
+                            "moves": moves}  # fmt: skip
                     out.write(json.dumps(game) + "\n")
         label = "gomoku as O vs minimax" if x == "minimax" else "baseline, gomoku vs itself"
         took = time.perf_counter() - started
         print(f"{label}: X won {count['1-0']}, O won {count['0-1']}, drawn {count['1/2-1/2']} "
               f"({100 * count['1-0'] / len(jobs):.1f} % won by X), {took:.0f} s")  # fmt: skip
         lost = [f"{seed}/{i}" for (seed, i, _), r in sorted(results.items()) if r == "1-0"]
-        print("  won by X (seed/opening): " + " ".join(lost))
+        print(f"  won by X ({'repetition' if args.fixed else 'seed'}/opening): " + " ".join(lost))
+        print("  won by X, by the opening's stones: " + by_stones(results))
+        ended[x] = results
+    print(by_balance(ended["minimax"], ended["gomoku"]))
 
 
 if __name__ == "__main__":

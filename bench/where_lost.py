@@ -82,14 +82,16 @@ def _safe_after(state: State, move: Cell, depth: int, nodes: int) -> tuple[bool 
 
 def where_lost(moves: list[Cell], opening: int, depth: int, nodes: int) -> Loss:
     """The O move of a game X won (``moves``, the first ``opening`` of them the opening)
-    after which X first won by threats ``depth`` deep, and the moves O had there."""
+    after which X first won by threats ``depth`` deep, and the moves O had there. After
+    an opening of odd length O moves first; X's first position is the one after it."""
     states = [State.replay(VARIANT, moves[:opening])]
     for m in moves[opening:]:
         states.append(states[-1].play(m))
-    won = (t for t in range(opening, len(moves), 2) if x_wins(states[t - opening], depth, nodes))
+    start = opening + opening % 2  # X to move
+    won = (t for t in range(start, len(moves), 2) if x_wins(states[t - opening], depth, nodes))
     first = next(won, None)
-    if first is None or first == opening:
-        return Loss(from_opening=first == opening)
+    if first is None or first == start:
+        return Loss(from_opening=first == start)
     before = states[first - 1 - opening]
     cells = Lines.of(before).candidates()
     played = moves[first - 1]
@@ -119,13 +121,14 @@ def main() -> None:
             if line.strip():
                 game = json.loads(line)
                 games.append({"seed": game["seed"], "opening": game["opening"], "result": game["result"],
+                              "stones": int(game.get("stones", 4)),
                               "moves": [int(m) for m in game["moves"]]})  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError) as e:
         parser.error(f"{args.games}: not the games of bench/as_o.py --keep ({e!r})")
     lost = [g for g in games if g["result"] == "1-0"]
     had = none = early = ran_out = 0
     for g in lost:
-        loss = where_lost(g["moves"], 4, args.depth, args.nodes)
+        loss = where_lost(g["moves"], g["stones"], args.depth, args.nodes)
         name = f"{g['seed']}/{g['opening']}"
         if loss.ply is None:
             early += loss.from_opening

@@ -1,7 +1,8 @@
-"""bench/as_o.py: the four-stone openings it plays, and games that replay from the seed."""
+"""bench/as_o.py: the openings it plays, games that replay from the seed, and its counts."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,3 +39,40 @@ def test_the_match_plays_every_opening_once() -> None:
     assert sorted(results) == sorted(jobs)
     assert {result for result, _ in results.values()} <= {"1-0", "0-1", "1/2-1/2"}
     assert all(tuple(moves[:4]) == job[2] for job, (_, moves) in results.items())
+
+
+def test_the_fixed_openings_are_each_played_the_times_asked() -> None:
+    jobs = as_o.fixed_openings(2)
+    assert len(jobs) == 2 * len(strength.OPENINGS)
+    assert [",".join(map(str, o)) for r, _, o in jobs if r == 1] == list(strength.OPENINGS)
+    assert {len(o) for _, _, o in jobs} == {2, 3, 4}
+    assert as_o.fixed_openings(0) == []
+
+
+def test_after_an_odd_opening_gomoku_moves_first() -> None:
+    job = next(j for j in as_o.fixed_openings(1) if len(j[2]) == 3)
+    result, moves = as_o.play(job, "minimax", _SMALL, 300)
+    assert tuple(moves[:3]) == job[2] and len(moves) > 3
+    assert State.replay(strength.VARIANT, moves[:3]).to_move == 1  # O: gomoku
+    assert State.replay(strength.VARIANT, moves).outcome.result == result  # type: ignore[union-attr]
+
+
+def test_the_counts_by_stones_and_by_how_the_opening_went_against_itself() -> None:
+    two, three, four = (0, 0, (112, 113)), (0, 1, (112, 98, 113)), (0, 2, (112, 113, 127, 98))
+    against = {two: "0-1", three: "1-0", four: "1-0"}
+    assert as_o.by_stones(against) == "0 of 1 (2 stones), 1 of 1 (3 stones), 1 of 1 (4 stones)"
+    itself = {two: "1/2-1/2", three: "0-1", four: "1-0"}
+    assert as_o.by_balance(against, itself) == (
+        "minimax as X won 1 of the 2 openings O held against itself (50.0 %), "
+        "1 of the 1 openings X won against itself (100.0 %)"
+    )
+    assert as_o.by_balance(against, {two: "1-0"}) == (
+        "minimax as X won 0 of the 0 openings O held against itself, "
+        "0 of the 1 openings X won against itself (0.0 %)"
+    )
+
+
+def test_a_negative_number_of_fixed_repetitions_is_refused() -> None:
+    command = [sys.executable, str(Path(as_o.__file__)), "--fixed", "-1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--fixed -1" in done.stderr

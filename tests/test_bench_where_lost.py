@@ -39,6 +39,13 @@ def test_a_win_by_threats_from_the_opening_is_told_apart() -> None:
     assert loss.ply is None and loss.from_opening
 
 
+def test_after_an_opening_of_odd_length_x_is_looked_at_from_its_first_move() -> None:
+    # three stones: O moves first (ply 3); X's positions are plies 4, 6, ...
+    loss = where_lost.where_lost(GAME, 3, 2, 50_000)
+    assert loss.ply == 5 and loss.played == 20 and not loss.from_opening
+    assert where_lost.where_lost(GAME, 5, 2, 50_000).from_opening
+
+
 def test_a_search_that_runs_out_is_no_answer() -> None:
     assert where_lost.x_wins(State.replay("15x15k5", GAME[:4]), 6, 5) is None
 
