@@ -12,6 +12,9 @@ after X's forced block): the moves a check that deep would have kept. Then how m
 games had such a move, how many had none (lost earlier: deeper than the search, or by
 position), and how many X won by threats from the opening already.
 
+A game's opening is its first ``stones`` moves (four in files without the field); after
+an odd number O moves first, and X's first position is the one after O's move.
+
 Each search is `GomokuStrategy.threat_win` with ``--nodes`` nodes, far more than the
 60,000 the bench gives all of a move's searches; a search that runs out is not counted
 as safe, and the cells where that happened are printed.
