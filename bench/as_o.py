@@ -60,8 +60,8 @@ def by_stones(results: dict[Job, str]) -> str:
 
 
 def by_balance(against: dict[Job, str], itself: dict[Job, str]) -> str:
-    """How many of the openings O held against itself (won or drawn), and of those X won,
-    X won in ``against``."""
+    """Of the openings O held against itself (won or drawn), and of those X won against
+    itself, how many X won in ``against``."""
     parts = []
     for label, held in (("O held against itself", True), ("X won against itself", False)):
         jobs = [job for job, r in itself.items() if (r != "1-0") == held and job in against]

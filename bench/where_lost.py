@@ -13,7 +13,8 @@ games had such a move, how many had none (lost earlier: deeper than the search, 
 position), and how many X won by threats from the opening already.
 
 A game's opening is its first ``stones`` moves (four in files without the field); after
-an odd number O moves first, and X's first position is the one after O's move.
+an odd number O moves first, X's first position is the one after O's move, and a win by
+threats there was let in by that move.
 
 Each search is `GomokuStrategy.threat_win` with ``--nodes`` nodes, far more than the
 60,000 the bench gives all of a move's searches; a search that runs out is not counted
@@ -86,15 +87,16 @@ def _safe_after(state: State, move: Cell, depth: int, nodes: int) -> tuple[bool 
 def where_lost(moves: list[Cell], opening: int, depth: int, nodes: int) -> Loss:
     """The O move of a game X won (``moves``, the first ``opening`` of them the opening)
     after which X first won by threats ``depth`` deep, and the moves O had there. After
-    an opening of odd length O moves first; X's first position is the one after it."""
+    an opening of odd length O moves first; X's first position is the one after it, and
+    a win there was let in by that move."""
     states = [State.replay(VARIANT, moves[:opening])]
     for m in moves[opening:]:
         states.append(states[-1].play(m))
     start = opening + opening % 2  # X to move
     won = (t for t in range(start, len(moves), 2) if x_wins(states[t - opening], depth, nodes))
     first = next(won, None)
-    if first is None or first == start:
-        return Loss(from_opening=first == start)
+    if first is None or first == opening:  # after an odd opening, O's first move let it in
+        return Loss(from_opening=first == opening)
     before = states[first - 1 - opening]
     cells = Lines.of(before).candidates()
     played = moves[first - 1]
