@@ -48,8 +48,12 @@ def four_stone_openings(seeds: list[int], count: int) -> list[Job]:
 
 
 def fixed_openings(repeats: int) -> list[Job]:
-    """Each of `strength.OPENINGS` ``repeats`` times (X or O to move after it, by its length)."""
-    return [(r, i, tuple(map(int, o.split(",")))) for r in range(repeats) for i, o in enumerate(OPENINGS)]
+    """Each of `strength.OPENINGS` ``repeats`` times (X or O to move after it, by its length),
+    read as `ttt tournament` reads them when bench/strength.py plays them."""
+    from bots.tournament.pairing import parse_openings
+
+    suite = parse_openings(" ".join(OPENINGS), VARIANT)
+    return [(r, i, o) for r in range(repeats) for i, o in enumerate(suite)]
 
 
 def by_stones(results: dict[Job, str]) -> str:
@@ -133,8 +137,8 @@ def main() -> None:
     else:
         jobs = four_stone_openings([int(s) for s in args.seeds.split(",")], args.openings)
         suite = f"four-stone openings (seeds {args.seeds}), X to move"
-    if not jobs:
-        parser.error(f"no four-stone opening among the first {args.openings} of seeds {args.seeds}")
+        if not jobs:
+            parser.error(f"no four-stone opening among the first {args.openings} of seeds {args.seeds}")
     print(f"{len(jobs)} games, {suite}; node budgets a move: "
           + ", ".join(f"{n} {b}" for n, b in sorted(budgets.items())))  # fmt: skip
     ended: dict[str, dict[Job, str]] = {}
