@@ -95,7 +95,8 @@ def where_lost(moves: list[Cell], opening: int, depth: int, nodes: int) -> Loss:
     start = opening + opening % 2  # X to move
     won = (t for t in range(start, len(moves), 2) if x_wins(states[t - opening], depth, nodes))
     first = next(won, None)
-    if first is None or first == opening:  # after an odd opening, O's first move let it in
+    # (after an odd opening ``start`` is past it: a win at ``start`` was let in by O's first move)
+    if first is None or first == opening:
         return Loss(from_opening=first == opening)
     before = states[first - 1 - opening]
     cells = Lines.of(before).candidates()
