@@ -161,7 +161,10 @@ class ArenaServer:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.store = store or open_store(self.config.db, self.config.sync)
+        # A clustered node frozen in a write must not hold its rooms' owner rows past its
+        # lease (`server.postgres`): its transaction ends at half the lease.
+        stall = self.config.lease / 2 if self.config.clustered else None
+        self.store = store or open_store(self.config.db, self.config.sync, stall)
         self.arena = Arena(self.config)
         from server.feed.shared import wire
 
@@ -739,7 +742,8 @@ class ArenaServer:
         outage.begin(self.arena, reason, self.now() - stuck)
 
     def _store_recovered(self) -> None:
-        """The failing batch is stored (its announcements come next): clocks and deadlines
+        """The failing batch is stored (its announcements come next), or the store turned it
+        away for good (a fence, a constraint: it answers, so it works): clocks and deadlines
         move on by the outage, and the timers start again from the new deadlines."""
         self._timers.clear()
         self._next_wake.clear()

@@ -12,7 +12,14 @@ style runs here unchanged). What differs:
   refuses changes meanwhile, as when a SQLite disk is full;
 - reads while the server runs go through a small pool of connections of their own;
 - no checkpoints (PostgreSQL runs its own), and ``--sync`` is SQLite's: a commit here is
-  durable as the server's ``synchronous_commit`` says (on by default).
+  durable as the server's ``synchronous_commit`` says (on by default);
+- a transaction of the writer's connection left waiting on the node (the process frozen,
+  its host cut off between two statements) is ended by PostgreSQL after ``stall`` seconds
+  (``idle_in_transaction_session_timeout``), and its row locks with it: a node frozen in
+  the middle of a write would otherwise hold its rooms' owner rows (`Store._check_fence`)
+  and stop any other node from taking them over for as long as it stays frozen. A
+  clustered node's bound is half its lease (`server.app`); the node, thawed, finds its
+  connection closed and writes again on a new one, where the fence turns it away.
 
 The SQL keeps to what CockroachDB also runs where that costs nothing (no advisory
 locks, no ``LISTEN``; ``unnest`` of several arrays it has).
@@ -36,6 +43,9 @@ from server.store import Fenced, Store
 
 #: Seconds to wait for a connection (a stopped server refuses at once; a lost host does not).
 CONNECT_TIMEOUT = 5
+#: Seconds a transaction of the writer may wait on the node between two statements before
+#: PostgreSQL ends it (a node alone: no other node waits on its locks, so it can be long).
+STALL = 30.0
 
 
 @functools.lru_cache(maxsize=512)
@@ -72,15 +82,25 @@ class PgConnection:
     the next statement once it broke. Its `execute` returns a cursor (iterable, as
     sqlite3's), and it is its own `cursor`, so `Store`'s code runs on it as it is."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, stall: float | None = None) -> None:
         self.url = url
+        #: See `PostgresStore`: seconds a transaction may idle before the server ends it.
+        self.stall = stall
         self._conn: psycopg.Connection[Any] | None = None
 
     def connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
             if self._conn is not None:
                 self._conn.close()
-            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            if self.stall is not None:
+                try:
+                    ms = max(1, round(self.stall * 1000))
+                    conn.execute(f"SET idle_in_transaction_session_timeout = {ms}")
+                except BaseException:
+                    conn.close()
+                    raise
+            self._conn = conn
         return self._conn
 
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
@@ -133,10 +153,10 @@ class PostgresStore(Store):
     BEGIN = "BEGIN"
     FOR_UPDATE = " FOR UPDATE"
 
-    def __init__(self, url: str, sync: str = "FULL") -> None:
+    def __init__(self, url: str, sync: str = "FULL", stall: float = STALL) -> None:
         self.url = url
         self.path = redacted(url)
-        self.db = PgConnection(url)
+        self.db = PgConnection(url, stall)
         self.lock = threading.Lock()
         self.writes = 0
         self.batches = 0

@@ -12,10 +12,12 @@ def is_url(db: str) -> bool:
     return db.startswith(SCHEMES)
 
 
-def open_store(db: str, sync: str = "FULL") -> Store:
-    """The store ``db`` names, its tables created or upgraded (`server.schema`)."""
+def open_store(db: str, sync: str = "FULL", stall: float | None = None) -> Store:
+    """The store ``db`` names, its tables created or upgraded (`server.schema`). ``stall``:
+    seconds PostgreSQL lets a transaction of the writer wait on this process before it ends
+    it (`server.postgres`; its own default if None)."""
     if is_url(db):
-        from server.postgres import PostgresStore
+        from server.postgres import STALL, PostgresStore
 
-        return PostgresStore(db, sync)
+        return PostgresStore(db, sync, STALL if stall is None else stall)
     return Store(db, sync)

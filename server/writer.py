@@ -17,8 +17,10 @@ what its checkpoints began (`Store.catch_up`), so SQLite's WAL starts over under
 A batch the store refuses (a full disk, a read-only file, a lock held too long) is
 never announced: the thread tries it again, pausing longer each time (`BACKOFF`),
 for as long as it takes. The loop hears ``failing(reason, stuck)`` at the first failure and
-``recovered()`` once the batch is stored, just before its announcements; meanwhile
-the server refuses requests that would need the store (`server.outage`).
+``recovered()`` once the batch is stored, just before its announcements (or once the
+store answers it with a refusal retrying cannot mend, a constraint or a fence: the store
+works, so changes are taken again); meanwhile the server refuses requests that would
+need the store (`server.outage`).
 
 A write that neither succeeds nor fails (another process holds the lock: SQLite waits
 out its busy timeout; a disk that hangs) is found out by `watch`, from the loop: once
@@ -289,7 +291,9 @@ class Writer:
                 self.busy_since = time.monotonic()
                 self.store.write(ops)
             except self.store.rejected as exc:  # trying again cannot help (a constraint, a fence)
-                self.busy_since = None
+                # The store answered, so it works: after failed tries (a connection closed
+                # under a write that is then fenced off), changes are taken again.
+                self._works(attempt)
                 raise _Rejected(str(exc)) from exc
             except self.store.transient as exc:
                 # Another node's transaction crossed this one (a deadlock, a serialization
@@ -311,13 +315,17 @@ class Writer:
                 continue
             if self.committed is not None:
                 self.committed(time.perf_counter() - started)
-            with self._state:
-                self.busy_since = None
-                if self.down is not None:
-                    log.warning("the store works again after %d tries", attempt + 1)
-                    self.down = None
-                    self._tell(self.recovered)
+            self._works(attempt)
             return True
+
+    def _works(self, attempt: int) -> None:
+        """The store answered a try: no longer busy, and no longer down if it was."""
+        with self._state:
+            self.busy_since = None
+            if self.down is not None:
+                log.warning("the store works again after %d tries", attempt + 1)
+                self.down = None
+                self._tell(self.recovered)
 
     def _failed(self, exc: Exception, ops: list[StoreOp], attempt: int) -> None:
         """A try failed: count it; the first failure (or the first error after `watch` saw

@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 
 import netns_hosts
+import psycopg
 import pytest
 from cluster_nodes import HostNode, Node, epochs, moves_of, nodes, owners, query, resume_via, until
 from pg_harness import PgCluster, own_cluster, why_not
@@ -187,6 +189,75 @@ async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(a
         assert isinstance(seen, m.Joined) and watcher.url == b.url
         assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
         assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+
+
+async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lease(pg_url: str) -> None:
+    """Node a freezes (SIGSTOP) in the middle of a write's transaction, after the fence
+    locked its room's owner row (`server.store.Store._check_fence`). PostgreSQL ends that
+    transaction once it has waited on a for longer than a bound below the lease, so b takes
+    the room over as it would from a dead node (it would otherwise wait on the lock for as
+    long as a stays frozen), and a, thawed, stores nothing there.
+
+    To freeze a there on purpose, the test holds the moves row a is about to write (an
+    uncommitted insert of its own): a's write waits on it, a is stopped, the test rolls
+    back, and a's transaction is left open on the server with a asleep."""
+    db = pg_url
+    async with nodes(db, "a", "b") as cluster:
+        a, b = cluster["a"], cluster["b"]
+        alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
+        for client, cell in [(alice, 4), (bob, 0)]:
+            await client.request(m.Move(room=room, cell=cell))
+        (game,) = query(db, "SELECT id FROM games WHERE room = ? ORDER BY number DESC", (room,))[0]
+        plies = [p for (p,) in query(db, "SELECT ply FROM moves WHERE game = ? ORDER BY ply", (game,))]
+        assert a.process is not None
+        with psycopg.connect(db) as blocker:  # one transaction, left open until the rollback
+            blocker.execute(
+                "INSERT INTO moves (game, ply, cell, x_ms, o_ms, at) VALUES (%s, %s, 8, 0, 0, 0)",
+                (game, plies[-1] + 1),
+            )
+            move = asyncio.create_task(alice.request(m.Move(room=room, cell=8), timeout=90))
+            await until(lambda: _writing_moves(db, "Lock"), what="a's write waiting on the test's row")
+            os.kill(a.process.pid, signal.SIGSTOP)
+            blocker.rollback()
+        try:
+            await until(lambda: owners(db)[room] == "b", what="b taking the room over")
+        finally:
+            os.kill(a.process.pid, signal.SIGCONT)
+        try:
+            reply = await move
+        except (ConnectionLost, RemoteError):
+            reply = None
+        assert not isinstance(reply, m.Ok) or alice.url == b.url, "a acknowledged a move it lost"
+        # a's write failed (its connection was closed under it), then was fenced off: the
+        # database answers again, so a takes changes again (a new player) once it retried
+        watcher = await _player_once_up(a.url, "watcher")
+        seen = await watcher.request(m.Spectate(room=room))  # a sends the watcher to b
+        assert isinstance(seen, m.Joined) and watcher.url == b.url
+        assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
+        assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+
+
+async def _player_once_up(url: str, name: str, timeout: float = 20.0) -> ArenaClient:
+    """``name`` joined at ``url``, asking again while that node refuses changes
+    (``store_unavailable``) for up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await player(url, name)
+        except RemoteError as exc:
+            if exc.code != "store_unavailable" or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
+
+
+def _writing_moves(db: str, wait: str) -> bool:
+    """Whether a session is writing moves and waiting on ``wait`` (pg_stat_activity)."""
+    rows = query(
+        db,
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = ? AND query LIKE ?",
+        (wait, "%INSERT INTO moves%"),
+    )
+    return bool(rows[0][0])
 
 
 async def test_a_killed_node_restarted_after_failover_does_not_host_its_former_rooms(any_db: str) -> None:
