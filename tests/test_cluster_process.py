@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sqlite3
 import time
 
 import netns_hosts
@@ -23,6 +24,7 @@ from server_harness import free_port, player, seated_pair
 from protocol import messages as m
 from protocol.client import ArenaClient, ConnectionLost, RemoteError
 from protocol.rules import State, find_variant
+from server.storage import is_url
 
 GAMES = 50
 CLOCK = m.Increment(base_ms=600_000)
@@ -171,7 +173,7 @@ async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(a
         for client, cell in [(alice, 4), (bob, 0)]:
             await client.request(m.Move(room=room, cell=cell))
         assert a.process is not None
-        os.kill(a.process.pid, signal.SIGSTOP)  # a freezes with the room in memory, alice connected
+        await _freeze_between_writes(db, a.process.pid)  # the room in memory, alice connected
         try:
             await until(lambda: owners(db)[room] == "b", what="b taking the room over")
         finally:
@@ -235,6 +237,26 @@ async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lea
         assert isinstance(seen, m.Joined) and watcher.url == b.url
         assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
         assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+
+
+async def _freeze_between_writes(db: str, pid: int) -> None:
+    """SIGSTOP ``pid``; on a SQLite file, not while it holds the file's write lock (it
+    renews its lease twice a second): a node frozen inside a write there stalls every
+    node's writes until it wakes, takeovers included (docs/deploy.md, Fencing), so the
+    freeze is tried again then. On PostgreSQL any moment will do (see the test above)."""
+    for _ in range(20):
+        os.kill(pid, signal.SIGSTOP)
+        if is_url(db):
+            return
+        try:
+            with contextlib.closing(sqlite3.connect(db, timeout=0.2)) as probe:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:  # frozen holding the lock: let it finish
+            os.kill(pid, signal.SIGCONT)
+            await asyncio.sleep(0.1)
+    raise AssertionError("the node held the SQLite write lock at every try")
 
 
 async def _player_once_up(url: str, name: str, timeout: float = 20.0) -> ArenaClient:
