@@ -125,6 +125,45 @@ async def test_a_decision_the_store_rejects_is_dropped_and_the_others_go_on(tmp_
     store.close()
 
 
+async def test_a_refusal_after_failed_tries_ends_the_outage(tmp_path: Path) -> None:
+    """The store fails, then answers the same batch with a refusal (a constraint; on
+    PostgreSQL, the fence turning away a node whose connection was closed under a
+    write): it works again, so the loop hears it and changes are taken again, though
+    nothing of that batch was stored."""
+    store = Store(str(tmp_path / "a.db"))
+    store.write([PlayerSaved("p0", "Ann", "human", "h0")])
+    told: list[str] = []
+    writer = Writer(
+        store,
+        retries=(0.01,),
+        failing=lambda why, _stuck: told.append("failing"),
+        recovered=lambda: told.append("ok"),
+    )
+    read_only(store, True)
+    announced: list[int] = []
+    writer.submit(
+        [PlayerSaved("p2", "ANN", "human", "h2")],
+        then=lambda: announced.append(2),
+        rejected=lambda: announced.append(-2),
+    )
+    task = asyncio.create_task(writer.run())
+    for _ in range(100):
+        if told:
+            break
+        await asyncio.sleep(0.01)
+    assert told == ["failing"] and writer.down is not None
+    read_only(store, False)
+    for _ in range(300):
+        if announced:
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert announced == [-2] and told == ["failing", "ok"] and writer.down is None
+    assert [r[0] for r in store.players()] == ["p0"]
+    store.close()
+
+
 class Clash(Exception):
     """As PostgreSQL's deadlock_detected: another node's transaction crossed this one."""
 
