@@ -241,9 +241,10 @@ async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lea
 
 async def _freeze_between_writes(db: str, pid: int) -> None:
     """SIGSTOP ``pid``; on a SQLite file, not while it holds the file's write lock (it
-    renews its lease twice a second): a node frozen inside a write there stalls every
-    node's writes until it wakes, takeovers included (docs/deploy.md, Fencing), so the
-    freeze is tried again then. On PostgreSQL any moment will do (see the test above)."""
+    renews its lease twice a second): SQLite has no bound on a write left open, so a node
+    frozen inside one would hold every node's writes until it wakes, takeovers included
+    (docs/deploy.md, Fencing), and the freeze is tried again then. On PostgreSQL any
+    moment will do (see the test above)."""
     for _ in range(20):
         os.kill(pid, signal.SIGSTOP)
         if is_url(db):
