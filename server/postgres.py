@@ -153,10 +153,10 @@ class PostgresStore(Store):
     BEGIN = "BEGIN"
     FOR_UPDATE = " FOR UPDATE"
 
-    def __init__(self, url: str, sync: str = "FULL", stall: float = STALL) -> None:
+    def __init__(self, url: str, sync: str = "FULL", stall: float | None = None) -> None:
         self.url = url
         self.path = redacted(url)
-        self.db = PgConnection(url, stall)
+        self.db = PgConnection(url, STALL if stall is None else stall)
         self.lock = threading.Lock()
         self.writes = 0
         self.batches = 0

@@ -17,7 +17,7 @@ def open_store(db: str, sync: str = "FULL", stall: float | None = None) -> Store
     seconds PostgreSQL lets a transaction of the writer wait on this process before it ends
     it (`server.postgres`; its own default if None)."""
     if is_url(db):
-        from server.postgres import STALL, PostgresStore
+        from server.postgres import PostgresStore
 
-        return PostgresStore(db, sync, STALL if stall is None else stall)
+        return PostgresStore(db, sync, stall)
     return Store(db, sync)

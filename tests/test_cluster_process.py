@@ -169,9 +169,7 @@ async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(a
     db = any_db
     async with nodes(db, "a", "b") as cluster:
         a, b = cluster["a"], cluster["b"]
-        alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
-        for client, cell in [(alice, 4), (bob, 0)]:
-            await client.request(m.Move(room=room, cell=cell))
+        alice, room = await _two_moves_on(a)
         assert a.process is not None
         await _freeze_between_writes(db, a.process.pid)  # the room in memory, alice connected
         try:
@@ -186,11 +184,7 @@ async def test_a_node_paused_past_its_lease_writes_nothing_to_its_former_rooms(a
             reply = None
         if reply is not None:  # a had dropped the room already: alice was redirected to b
             assert isinstance(reply, m.Ok) and alice.url == b.url
-        watcher = await player(a.url, "watcher")
-        seen = await watcher.request(m.Spectate(room=room))  # a sends the watcher to b
-        assert isinstance(seen, m.Joined) and watcher.url == b.url
-        assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
-        assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+        await _hosted_by_b(db, b, room, await player(a.url, "watcher"))
 
 
 async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lease(pg_url: str) -> None:
@@ -206,19 +200,21 @@ async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lea
     db = pg_url
     async with nodes(db, "a", "b") as cluster:
         a, b = cluster["a"], cluster["b"]
-        alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
-        for client, cell in [(alice, 4), (bob, 0)]:
-            await client.request(m.Move(room=room, cell=cell))
-        (game,) = query(db, "SELECT id FROM games WHERE room = ? ORDER BY number DESC", (room,))[0]
-        plies = [p for (p,) in query(db, "SELECT ply FROM moves WHERE game = ? ORDER BY ply", (game,))]
+        alice, room = await _two_moves_on(a)
+        (game, last), *_ = query(
+            db,
+            "SELECT game, max(ply) FROM moves JOIN games ON games.id = moves.game WHERE games.room = ? "
+            "GROUP BY game, number ORDER BY number DESC",
+            (room,),
+        )
         assert a.process is not None
         with psycopg.connect(db) as blocker:  # one transaction, left open until the rollback
             blocker.execute(
                 "INSERT INTO moves (game, ply, cell, x_ms, o_ms, at) VALUES (%s, %s, 8, 0, 0, 0)",
-                (game, plies[-1] + 1),
+                (game, last + 1),
             )
             move = asyncio.create_task(alice.request(m.Move(room=room, cell=8), timeout=90))
-            await until(lambda: _writing_moves(db, "Lock"), what="a's write waiting on the test's row")
+            await until(lambda: _waiting_to_write_moves(db), what="a's write waiting on the test's row")
             os.kill(a.process.pid, signal.SIGSTOP)
             blocker.rollback()
         try:
@@ -232,11 +228,24 @@ async def test_a_node_frozen_inside_a_write_does_not_hold_its_rooms_past_its_lea
         assert not isinstance(reply, m.Ok) or alice.url == b.url, "a acknowledged a move it lost"
         # a's write failed (its connection was closed under it), then was fenced off: the
         # database answers again, so a takes changes again (a new player) once it retried
-        watcher = await _player_once_up(a.url, "watcher")
-        seen = await watcher.request(m.Spectate(room=room))  # a sends the watcher to b
-        assert isinstance(seen, m.Joined) and watcher.url == b.url
-        assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
-        assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
+        await _hosted_by_b(db, b, room, await _player_once_up(a.url, "watcher"))
+
+
+async def _two_moves_on(a: Node) -> tuple[ArenaClient, str]:
+    """alice (X) and bob in a new room on ``a``, two moves played (4, 0): alice and the room."""
+    alice, bob, room, _ = await seated_pair(a.url, "alice", "bob", time_control=CLOCK)
+    for client, cell in [(alice, 4), (bob, 0)]:
+        await client.request(m.Move(room=room, cell=cell))
+    return alice, room
+
+
+async def _hosted_by_b(db: str, b: Node, room: str, watcher: ArenaClient) -> None:
+    """``watcher``, on a, asks to watch ``room``: a sends it to b, which owns the room and
+    shows the moves the database holds (the first two of them 4 and 0)."""
+    seen = await watcher.request(m.Spectate(room=room))
+    assert isinstance(seen, m.Joined) and watcher.url == b.url
+    assert seen.snapshot.game is not None and seen.snapshot.game.moves == moves_of(db, room)
+    assert moves_of(db, room)[:2] == [4, 0] and owners(db)[room] == "b"
 
 
 async def _freeze_between_writes(db: str, pid: int) -> None:
@@ -273,12 +282,12 @@ async def _player_once_up(url: str, name: str, timeout: float = 20.0) -> ArenaCl
         await asyncio.sleep(0.2)
 
 
-def _writing_moves(db: str, wait: str) -> bool:
-    """Whether a session is writing moves and waiting on ``wait`` (pg_stat_activity)."""
+def _waiting_to_write_moves(db: str) -> bool:
+    """Whether a session writing moves waits on a lock (pg_stat_activity)."""
     rows = query(
         db,
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = ? AND query LIKE ?",
-        (wait, "%INSERT INTO moves%"),
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ?",
+        ("%INSERT INTO moves%",),
     )
     return bool(rows[0][0])
 
