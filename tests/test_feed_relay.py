@@ -247,6 +247,9 @@ async def test_two_nodes_share_lobby_and_game_through_the_broker(broker: Broker)
         await until(lambda: view.owner_url("ra1") == NODE_A["url"])
         await until(lambda: a.remote is not None and "B" in a.remote.nodes)
         assert a.remote.summaries() == [], "B hosts no room; A does not list its own"
+        # the lobby and the room's events are topics of their own, not ordered between them:
+        # the first seat's event may come after the summary; watch once it has come
+        await until(lambda: (view.snapshot("ra1") or {}).get("seq") == host.room.seq)
 
         frames: list[str] = []
         view.watch("ra1", frames.append)
