@@ -172,10 +172,18 @@ def nodes_per_second(think_ms: int, count: int, seed: int, quiet: bool = False) 
         if not quiet:
             print(line)
 
+    from bots.strategies.gomoku import GomokuStrategy
+    from bots.strategies.gomoku_core import available
+
     positions = _positions(count, random.Random(seed))
     rates = {}
-    for name in ("minimax", "gomoku"):
-        player = bots.strategy(name, think_ms=think_ms)
+    # `gomoku` on its C core where it was built; then the Python strategy too, which makes
+    # the same moves node for node (the baseline of the core's speed)
+    for name in ("minimax", "gomoku", *(("gomoku-python",) if available() else ())):
+        player = (
+            GomokuStrategy(think_ms) if name == "gomoku-python" else bots.strategy(name, think_ms=think_ms)
+        )
+        core = " (C core)" if name == "gomoku" and available() else ""
         nodes, scored, took = 0, 0, 0.0
         for i, s in enumerate(positions):
             started = time.process_time()  # the CPU time: other processes' load does not count
@@ -184,9 +192,9 @@ def nodes_per_second(think_ms: int, count: int, seed: int, quiet: bool = False) 
             nodes += player.nodes  # type: ignore[attr-defined]
             scored += getattr(player, "scored", 0)
         rates[name] = nodes / took
-        say(f"{name} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in "
+        say(f"{name}{core} 15x15k5, {count} mid-game positions at {think_ms} ms: {nodes} nodes in "
             f"{took:.2f} s of CPU, {rates[name]:.0f} nodes/s")  # fmt: skip
-        if scored:
+        if scored and name == "gomoku":
             rates["entered"] = (nodes - scored) / took
             say(f"  of which {scored} leaves scored from their parent's gains without making the move; "
                   f"the rest, positions made on the board: {rates['entered']:.0f} a second")  # fmt: skip
@@ -195,6 +203,9 @@ def nodes_per_second(think_ms: int, count: int, seed: int, quiet: bool = False) 
     if "entered" in rates:
         made = f" (positions made alone: {rates['entered'] / rates['minimax']:.1f}x)"
     say(f"gomoku nodes/s over minimax nodes/s (the baseline, same run): {ratio:.1f}x{made}")
+    if "gomoku-python" in rates:
+        say(f"gomoku's C core over the Python strategy (same moves, same run): "
+            f"{rates['gomoku'] / rates['gomoku-python']:.1f}x")  # fmt: skip
     return {name: rates[name] / 1000 for name in ("minimax", "gomoku")}
 
 

@@ -46,6 +46,12 @@ def weights(k: int, base: int = BASE) -> list[int]:
     return [0, *(base ** (i - 1) for i in range(1, k)), FIVE]
 
 
+def split(packed: int) -> tuple[int, int]:
+    """A packed gain (`Lines.packed`, or a step's change to it) as (X's, both sides')."""
+    total = (packed + _HALF) >> _SHIFT
+    return packed - (total << _SHIFT), total
+
+
 class Lines:
     """Window counts for both sides (side 0 is X, 1 is O) on one variant's board.
 
@@ -251,9 +257,7 @@ class Lines:
     def gains(self, cell: Cell) -> tuple[int, int]:
         """(X's gain, O's gain) at ``cell``: how much a stone there changes that side's
         score minus the other's."""
-        v = self.packed[cell]
-        total = (v + _HALF) >> _SHIFT
-        x = v - (total << _SHIFT)
+        x, total = split(self.packed[cell])
         return x, total - x
 
     def gain(self, side: int, cell: Cell) -> int:

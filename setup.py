@@ -1,0 +1,16 @@
+"""The C extension beside pyproject.toml (which has everything else): the `gomoku`
+strategy's search core. Optional: without a C compiler the install goes on, and
+`bots.strategy("gomoku")` plays the same moves in Python, about 20 times slower."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "bots.strategies._gomoku_core",
+            ["bots/strategies/_gomoku_core.c"],
+            extra_compile_args=["-O3", "-std=c11"],
+            optional=True,
+        )
+    ]
+)
