@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from strength import VARIANT
 
 from bots.strategies.gomoku import GomokuStrategy
+from bots.strategies.gomoku_core import CoreGomoku, available
 from bots.strategies.gomoku_lines import Lines
 from protocol.rules import Cell, State
 
@@ -64,7 +65,8 @@ def x_wins(state: State, depth: int, nodes: int) -> bool | None:
 
 def _search(state: State, depth: int, nodes: int, after: Cell = -1) -> tuple[bool | None, int]:
     """`x_wins` (after O plays ``after``, if given), and the nodes the search took."""
-    searcher = GomokuStrategy(nodes_budget=nodes)
+    # the C core where it was built: the same searches, node for node, faster
+    searcher = CoreGomoku(nodes_budget=nodes) if available() else GomokuStrategy(nodes_budget=nodes)
     found, complete = searcher.threat_win(state, X, depth, nodes, after)
     return (True if found is not None else None if not complete else False), searcher.nodes
 
