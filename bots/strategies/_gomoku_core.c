@@ -427,8 +427,15 @@ static void remember(Engine *e, Map *m, uint64_t key, int depth) {
 
 /* --- threats ------------------------------------------------------------------------------ */
 
-/* `_double_cells`: the empty cells where ``side`` makes two winning cells at once, marked
- * with stamp ``g``; their number; ``least`` the smallest. */
+/* The two empty cells of window ``w``, one stone short of a four. */
+static void two_empty(const Engine *e, int w, int ab[2]) {
+    const int16_t *cells = CELLS(e, w);
+    for (int j = 0, m = 0; j < e->k && m < 2; j++)
+        if (e->stone[cells[j]] < 0) ab[m++] = cells[j];
+}
+
+/* `_double_cells`: the empty cells where ``side`` makes two winning cells at once (into
+ * ``out``, their number returned). */
 static int double_cells(Engine *e, int side, int *out) {
     int16_t partner[MAXC];
     uint32_t seen = fresh_stamp(e);
@@ -436,10 +443,8 @@ static int double_cells(Engine *e, int side, int *out) {
     int n = 0;
     const WinSet *t = &e->threes[side];
     for (int i = 0; i < t->len; i++) {
-        const int16_t *cells = CELLS(e, t->items[i]);
-        int ab[2], m = 0;
-        for (int j = 0; j < e->k && m < 2; j++)
-            if (e->stone[cells[j]] < 0) ab[m++] = cells[j];
+        int ab[2];
+        two_empty(e, t->items[i], ab);
         for (int s = 0; s < 2; s++) {
             int c = ab[s], rest = ab[1 - s];
             if (e->stamp[c] != seen && e->stamp[c] != dbl) {
@@ -471,10 +476,8 @@ static int double_guards(Engine *e, int side, int *guards, int *doubles, int *nd
     int n = 0;
     const WinSet *t = &e->threes[side];
     for (int i = 0; i < t->len; i++) {
-        const int16_t *cells = CELLS(e, t->items[i]);
-        int ab[2], m = 0;
-        for (int j = 0; j < e->k && m < 2; j++)
-            if (e->stone[cells[j]] < 0) ab[m++] = cells[j];
+        int ab[2];
+        two_empty(e, t->items[i], ab);
         if (!in_doubles[ab[0]] && !in_doubles[ab[1]]) continue;
         for (int s = 0; s < 2; s++)
             if (e->stamp[ab[s]] != g) {
