@@ -20,7 +20,9 @@ holds out):
 Both sides get the strength bench's node budgets: ``--think-ms`` times each side's nodes
 a millisecond (``--rates``, by default those of the figures in docs/engines.md), with
 the wall clock a limit at 4 times ``--think-ms`` only. A game's random choices (they
-break ties) are seeded by its seed and opening, so a run replays move for move.
+break ties) are seeded by its seed and opening, so a run replays move for move. `gomoku`
+plays on its C core where it was built: the same moves at the same budget, sooner; to
+play it at the core's own speed, give ``--rates`` what bench/strength.py measures.
 """
 
 from __future__ import annotations
