@@ -167,6 +167,19 @@ def test_what_a_caller_gets_wrong_is_refused_and_changes_nothing() -> None:
             core.decide(bad, 0, 100, 1_000, random.Random(0).shuffle)
     with pytest.raises(ValueError, match="side"):
         core.decide(stones, 2, 100, 1_000, random.Random(0).shuffle)
+    with pytest.raises(ValueError, match="full"):
+        core.decide(b"\1\2" * (v.cells // 2) + b"\1", 0, 100, 1_000, random.Random(0).shuffle)
+    taken = s.moves[0]
+    for side, depth, after, what in (
+        (2, 3, -1, "side"),
+        (0, 10, -1, "depth"),
+        (0, -1, -1, "depth"),
+        (0, 3, taken, "after"),
+        (0, 3, v.cells, "after"),
+        (0, 3, -2, "after"),
+    ):
+        with pytest.raises(ValueError, match=what):
+            core.threat_win(stones, side, depth, 1_000, after, True)
     with pytest.raises(RuntimeError, match="made once"):
         core.__init__(5, 15, 15, [], [], [], [], [], [])
 

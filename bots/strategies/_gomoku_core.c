@@ -1323,7 +1323,12 @@ static PyObject *Engine_decide(Engine *e, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "side is 0 (X) or 1 (O)");
         return NULL;
     }
-    if (read_board(e, board, &b) < 0 || enter(e) < 0) return NULL;
+    if (read_board(e, board, &b) < 0) return NULL;
+    if (!memchr(b, 0, (size_t)e->n)) {
+        PyErr_SetString(PyExc_ValueError, "the board is full: no move to choose");
+        return NULL;
+    }
+    if (enter(e) < 0) return NULL;
     set_board(e, b);
     e->nodes = e->scored = 0;
     e->reached = 0;
@@ -1373,7 +1378,20 @@ static PyObject *Engine_threat_win(Engine *e, PyObject *args) {
     long long nodes;
     const char *b;
     if (!PyArg_ParseTuple(args, "OiiLip", &board, &side, &depth, &nodes, &after, &by_nodes)) return NULL;
-    if (read_board(e, board, &b) < 0 || enter(e) < 0) return NULL;
+    if (read_board(e, board, &b) < 0) return NULL;
+    if (side != 0 && side != 1) {
+        PyErr_SetString(PyExc_ValueError, "side is 0 (X) or 1 (O)");
+        return NULL;
+    }
+    if (depth < 0 || depth > VCT_CHECK_MAX + 1) { /* the killers are kept by depth */
+        PyErr_Format(PyExc_ValueError, "depth is 0 to %d threats", VCT_CHECK_MAX + 1);
+        return NULL;
+    }
+    if (after < -1 || after >= e->n || (after >= 0 && b[after])) {
+        PyErr_SetString(PyExc_ValueError, "after is -1 or an empty cell");
+        return NULL;
+    }
+    if (enter(e) < 0) return NULL;
     set_board(e, b);
     e->nodes = 0;
     e->deadline = 1e300;
