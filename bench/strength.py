@@ -10,7 +10,8 @@ Nodes a second: both strategies choose a move in the same seeded mid-game positi
 search enters, as `minimax` counts them (for `gomoku`: alpha-beta and threat-search
 positions; a leaf scored from its parent's gains without making the move counts too,
 being the same position with the same value). The baseline is `minimax` in the same
-run.
+run. `gomoku` plays on its C core where it was built; the Python strategy, which makes
+the same moves node for node, is then measured too, and the core's speed over it printed.
 
 The match: colour-swapped pairs (each opening once with each side first) from short
 openings around the centre (drawn from ``--seed``, see `drawn_openings`; the 24 of

@@ -182,6 +182,11 @@ def test_what_a_caller_gets_wrong_is_refused_and_changes_nothing() -> None:
             core.threat_win(stones, side, depth, 1_000, after, True)
     with pytest.raises(RuntimeError, match="made once"):
         core.__init__(5, 15, 15, [], [], [], [], [], [])
+    unmade = type(core).__new__(type(core))  # __init__ never called
+    with pytest.raises(RuntimeError, match="not made"):
+        unmade.decide(b"", 0, 100, 1_000, random.Random(0).shuffle)
+    with pytest.raises(RuntimeError, match="not made"):
+        unmade.threat_win(b"", 0, 3, 1_000, -1, True)
 
     def failing(moves: list[int]) -> None:
         raise KeyError("the rng broke")

@@ -1,8 +1,9 @@
 /* The `gomoku` strategy's search in C: the same decisions as bots/strategies/gomoku.py,
  * node for node (tests/test_bots_gomoku_core.py plays both on the same positions and
- * budgets and compares move, reason, nodes and depth), about 20 times as many nodes a
- * millisecond. gomoku.py is the reference and its docstrings say what each step does;
- * the functions here carry the same names without the leading underscore.
+ * budgets and compares move, reason, nodes and depth), 25 to 30 times as many nodes a
+ * millisecond (bench/strength.py prints both). gomoku.py is the reference and its
+ * docstrings say what each step does; the functions here carry the same names without
+ * the leading underscore.
  *
  * What differs is only how, not what:
  * - the board (`Lines`) keeps each cell's gain as two numbers, X's and both sides'
@@ -1285,6 +1286,10 @@ static int Engine_init(Engine *e, PyObject *args, PyObject *kw) {
 }
 
 static int read_board(Engine *e, PyObject *board, const char **out) {
+    if (!e->code) {
+        PyErr_SetString(PyExc_RuntimeError, "the Engine was not made (its __init__ not called)");
+        return -1;
+    }
     if (!PyBytes_Check(board) || PyBytes_GET_SIZE(board) != e->n) {
         PyErr_SetString(PyExc_ValueError, "the board is bytes, one a cell (0 empty, 1 X, 2 O)");
         return -1;
