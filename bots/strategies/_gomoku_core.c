@@ -419,11 +419,12 @@ static void remember(Engine *e, Map *m, uint64_t key, int depth) {
     x->depth = depth;
 }
 
-/* A catch point: ``CATCH(e, saved, mark)`` is true on the way in, false when the search
- * under it ran out (the board then undone to ``mark``). The caller restores the outer
- * catch point with ``RELEASE``. */
-#define CATCH(e, saved, mark) \
-    (memcpy((saved), (e)->out, sizeof(jmp_buf)), (mark) = (e)->undo_len, setjmp((e)->out) == 0)
+/* A catch point: ``HOLD(e, saved, mark);`` keeps the outer one in ``saved`` and the
+ * board's undo mark, then ``if (setjmp(e->out) == 0)`` is true on the way in and false
+ * when the search under it ran out (the caller then undoes the board to ``mark``);
+ * ``RELEASE`` restores the outer catch point. (setjmp stands alone in its condition,
+ * where the C standard allows it.) */
+#define HOLD(e, saved, mark) (memcpy((saved), (e)->out, sizeof(jmp_buf)), (mark) = (e)->undo_len)
 #define RELEASE(e, saved) memcpy((e)->out, (saved), sizeof(jmp_buf))
 
 /* --- threats ------------------------------------------------------------------------------ */
@@ -866,7 +867,8 @@ static int iterate(Engine *e, int side, int *moves, int n, const int *spare, int
     while (depth <= 64) {
         int move;
         int64_t score;
-        if (!CATCH(e, saved, mark)) {
+        HOLD(e, saved, mark);
+        if (setjmp(e->out) != 0) {
             unwind(e, mark);
             RELEASE(e, saved);
             break;
@@ -900,7 +902,8 @@ static int tempo_threat(Engine *e, int side) {
     e->vct_until_nodes = e->nodes + (e->limit - e->nodes) / 10;
     jmp_buf saved;
     int mark, found = -1;
-    if (CATCH(e, saved, mark)) {
+    HOLD(e, saved, mark);
+    if (setjmp(e->out) == 0) {
         found = vct(e, 1 - side, VCT_CHECK_DEPTH + 1, &e->refuted_vct[1 - side], -1);
     } else {
         unwind(e, mark);
@@ -929,7 +932,8 @@ static int no_vct_after(Engine *e, int side, int *moves_in, int n_in, int hint_i
         rank = RANK(VCT_CHECK_DEPTH - 1, 1);
         jmp_buf saved;
         int mark;
-        if (!CATCH(e, saved, mark)) {
+        HOLD(e, saved, mark);
+        if (setjmp(e->out) != 0) {
             unwind(e, mark);
             RELEASE(e, saved);
             return rank > best_rank ? m : best;
@@ -1019,7 +1023,8 @@ static int decide_first(Engine *e, int side, int *reason) {
     jmp_buf saved;
     int mark;
     volatile int found = -1, why = R_SEARCH;
-    if (CATCH(e, saved, mark)) {
+    HOLD(e, saved, mark);
+    if (setjmp(e->out) == 0) {
         found = vcf(e, side, VCF_DEPTH);
         if (found >= 0) {
             why = R_VCF;
@@ -1049,7 +1054,8 @@ static int decide_rest(Engine *e, int side, int *reason) {
     jmp_buf saved;
     int mark;
     volatile int nsafe = -1;
-    if (CATCH(e, saved, mark)) {
+    HOLD(e, saved, mark);
+    if (setjmp(e->out) == 0) {
         nsafe = defences(e, side, order, no < 2 * ROOT_WIDTH ? no : 2 * ROOT_WIDTH, safe);
     } else {
         unwind(e, mark);
@@ -1409,7 +1415,8 @@ static PyObject *Engine_threat_win(Engine *e, PyObject *args) {
     int mark;
     volatile int found = -1, ended = 1;
     Py_BEGIN_ALLOW_THREADS
-    if (CATCH(e, saved, mark)) {
+    HOLD(e, saved, mark);
+    if (setjmp(e->out) == 0) {
         found = after >= 0 ? vct_after(e, 1 - side, after, depth, &temp, -1) : vct(e, side, depth, &temp, -1);
     } else {
         unwind(e, mark);
