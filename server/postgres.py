@@ -19,7 +19,12 @@ style runs here unchanged). What differs:
   the middle of a write would otherwise hold its rooms' owner rows (`Store._check_fence`)
   and stop any other node from taking them over for as long as it stays frozen. A
   clustered node's bound is half its lease (`server.app`); the node, thawed, finds its
-  connection closed and writes again on a new one, where the fence turns it away.
+  connection closed and writes again on a new one, where the fence turns it away;
+- a connection whose server went silent (packets lost, no reset: a cable pulled, a host
+  cut off) is ended on the node's side after about ``stall`` seconds too (`silence`: TCP
+  keepalives and ``tcp_user_timeout``), not after the many minutes TCP retries by
+  default: the writer's thread (and the lease renewal behind it) gets an error, the
+  writer tries new connections, and the node sees the network come back at its next try.
 
 The SQL keeps to what CockroachDB also runs where that costs nothing (no advisory
 locks, no ``LISTEN``; ``unnest`` of several arrays it has).
@@ -35,6 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from server.ops import MoveSaved
@@ -77,6 +83,20 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def silence(stall: float) -> dict[str, int]:
+    """libpq's settings that end a connection about ``stall`` seconds after its server
+    went silent: data sent and not acknowledged that long (``tcp_user_timeout``), or a
+    wait for a reply with the keepalive probes unanswered (sent from half of it on)."""
+    seconds = max(1, round(stall))
+    return {
+        "keepalives": 1,
+        "keepalives_idle": max(1, seconds // 2),
+        "keepalives_interval": max(1, seconds // 4),
+        "keepalives_count": 3,
+        "tcp_user_timeout": max(1, round(stall * 1000)),
+    }
+
+
 class PgConnection:
     """One psycopg connection, autocommit, taking ``?`` placeholders; opened again on
     the next statement once it broke. Its `execute` returns a cursor (iterable, as
@@ -92,7 +112,9 @@ class PgConnection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             if self._conn is not None:
                 self._conn.close()
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            bounds = silence(self.stall) if self.stall is not None else {}
+            conninfo = make_conninfo(self.url, **bounds)
+            conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
             if self.stall is not None:
                 try:
                     ms = max(1, round(self.stall * 1000))
@@ -206,7 +228,11 @@ class PostgresStore(Store):
                     self.url,
                     min_size=1,
                     max_size=4,
-                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+                    kwargs={
+                        "autocommit": True,
+                        "connect_timeout": CONNECT_TIMEOUT,
+                        **silence(self.db.stall or STALL),
+                    },
                     check=ConnectionPool.check_connection,
                     timeout=CONNECT_TIMEOUT,
                     name="ttt-reads",

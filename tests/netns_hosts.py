@@ -52,10 +52,17 @@ class Hosts:
     addresses: list[str]
     gateway: str
     network: str
+    #: Host ``i``'s end of its link on this side of the bridge.
+    links: list[str]
 
     def command(self, i: int, *argv: str) -> list[str]:
         """``argv`` run on host ``i``."""
         return ["ip", "netns", "exec", self.names[i], *argv]
+
+    def cut(self, i: int, up: bool = False) -> None:
+        """Pull host ``i``'s cable (``up``: plug it back): its packets are lost, silently,
+        no reset either way; its processes and sockets stay as they are."""
+        _must("link", "set", self.links[i], "up" if up else "down")
 
 
 def _free_network() -> ipaddress.IPv4Network:
@@ -100,7 +107,7 @@ def hosts(count: int) -> Iterator[Hosts]:
             _must("-n", name, "link", "set", inside, "up")
             _must("-n", name, "link", "set", "lo", "up")
             addresses.append(address)
-        yield Hosts(names, addresses, gateway, str(net))
+        yield Hosts(names, addresses, gateway, str(net), links)
     finally:
         for name in names:  # deleting a namespace deletes its veth end, and so the pair
             _ip("netns", "del", name)
