@@ -59,10 +59,14 @@ class Hosts:
         """``argv`` run on host ``i``."""
         return ["ip", "netns", "exec", self.names[i], *argv]
 
-    def cut(self, i: int, up: bool = False) -> None:
-        """Pull host ``i``'s cable (``up``: plug it back): its packets are lost, silently,
-        no reset either way; its processes and sockets stay as they are."""
-        _must("link", "set", self.links[i], "up" if up else "down")
+    def unplug(self, i: int) -> None:
+        """Pull host ``i``'s cable: its packets are lost, silently (no reset either way);
+        its processes and their sockets stay as they are."""
+        _must("link", "set", self.links[i], "down")
+
+    def plug(self, i: int) -> None:
+        """Put host ``i``'s cable back (`unplug`)."""
+        _must("link", "set", self.links[i], "up")
 
 
 def _free_network() -> ipaddress.IPv4Network:

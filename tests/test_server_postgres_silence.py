@@ -87,12 +87,12 @@ def test_a_silent_server_ends_the_connection_after_the_stall_and_it_opens_again(
                 # a reply pending when the cable is pulled: only the keepalives can tell
                 statements.run("sleep")
                 time.sleep(0.5)
-                net.cut(0)
+                net.unplug(0)
                 assert statements.answer().startswith("failed OperationalError")
                 # a statement sent while it is out: never acknowledged
                 statements.run("one")
                 assert statements.answer().startswith("failed OperationalError")
-                net.cut(0, up=True)
+                net.plug(0)
                 # the first try right after can still fail at once (seen here); the next
                 # answers, as the writer's next retry would
                 for _ in range(5):
