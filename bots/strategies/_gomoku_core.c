@@ -217,27 +217,36 @@ static void apply_events(Engine *e, const Step *st, int w, int sign) {
     }
 }
 
-static void place(Engine *e, int cell, int side) {
-    e->stone[cell] = (int8_t)side;
-    e->stones++;
+/* ``side``'s stone on ``cell`` (``sign`` +1) or off it (-1): the window codes and threat
+ * sets always; with ``full`` (alpha-beta's `place`/`take`) the scores, gains, ``near`` and
+ * the stone count too, which the threat searches' `push`/`pop` leave stale. Inlined with
+ * constant ``sign`` and ``full``, each of the four compiles to its own loop. */
+static inline void move_stone(Engine *e, int cell, int side, int sign, int full) {
     e->hash ^= e->zob[side * e->n + cell];
     int inc = side == 0 ? e->size : 1;
     const Step *table = &e->steps[side * e->size * e->size];
     for (int i = e->thr_start[cell]; i < e->thr_start[cell + 1]; i++) {
-        int w = e->thr[i], before = e->code[w];
-        e->code[w] = before + inc;
+        int w = e->thr[i], before = sign > 0 ? e->code[w] : e->code[w] - inc;
+        e->code[w] = sign > 0 ? before + inc : before;
         const Step *st = &table[before];
-        if (!st->valid) continue;
-        e->score[0] += st->sx;
-        e->score[1] += st->so;
-        if (st->nev) apply_events(e, st, w, 1);
+        if (st->nev) apply_events(e, st, w, sign); /* events only where the step is valid */
+        if (!full || !st->valid) continue;
+        e->score[0] += sign * st->sx;
+        e->score[1] += sign * st->so;
         const int16_t *cells = CELLS(e, w);
         for (int j = 0; j < e->k; j++) {
-            e->gx[cells[j]] += st->dx;
-            e->gs[cells[j]] += st->dsum;
+            e->gx[cells[j]] += sign * st->dx;
+            e->gs[cells[j]] += sign * st->dsum;
         }
     }
-    for (int i = e->around_start[cell]; i < e->around_start[cell + 1]; i++) e->near[e->around[i]]++;
+    if (!full) return;
+    e->stones += sign;
+    for (int i = e->around_start[cell]; i < e->around_start[cell + 1]; i++) e->near[e->around[i]] += sign;
+}
+
+static void place(Engine *e, int cell, int side) {
+    e->stone[cell] = (int8_t)side;
+    move_stone(e, cell, side, 1, 1);
     record(e, cell, PLACED);
 }
 
@@ -245,37 +254,12 @@ static void take(Engine *e, int cell) {
     int side = e->stone[cell];
     e->undo_len--;
     e->stone[cell] = -1;
-    e->stones--;
-    e->hash ^= e->zob[side * e->n + cell];
-    int inc = side == 0 ? e->size : 1;
-    const Step *table = &e->steps[side * e->size * e->size];
-    for (int i = e->thr_start[cell]; i < e->thr_start[cell + 1]; i++) {
-        int w = e->thr[i], before = e->code[w] - inc;
-        e->code[w] = before;
-        const Step *st = &table[before];
-        if (!st->valid) continue;
-        e->score[0] -= st->sx;
-        e->score[1] -= st->so;
-        if (st->nev) apply_events(e, st, w, -1);
-        const int16_t *cells = CELLS(e, w);
-        for (int j = 0; j < e->k; j++) {
-            e->gx[cells[j]] -= st->dx;
-            e->gs[cells[j]] -= st->dsum;
-        }
-    }
-    for (int i = e->around_start[cell]; i < e->around_start[cell + 1]; i++) e->near[e->around[i]]--;
+    move_stone(e, cell, side, -1, 1);
 }
 
 static void push(Engine *e, int cell, int side) {
     e->stone[cell] = (int8_t)side;
-    e->hash ^= e->zob[side * e->n + cell];
-    int inc = side == 0 ? e->size : 1;
-    const Step *table = &e->steps[side * e->size * e->size];
-    for (int i = e->thr_start[cell]; i < e->thr_start[cell + 1]; i++) {
-        int w = e->thr[i], before = e->code[w];
-        e->code[w] = before + inc;
-        if (table[before].nev) apply_events(e, &table[before], w, 1);
-    }
+    move_stone(e, cell, side, 1, 0);
     record(e, cell, PUSHED);
 }
 
@@ -283,14 +267,7 @@ static void pop(Engine *e, int cell) {
     int side = e->stone[cell];
     e->undo_len--;
     e->stone[cell] = -1;
-    e->hash ^= e->zob[side * e->n + cell];
-    int inc = side == 0 ? e->size : 1;
-    const Step *table = &e->steps[side * e->size * e->size];
-    for (int i = e->thr_start[cell]; i < e->thr_start[cell + 1]; i++) {
-        int w = e->thr[i], before = e->code[w] - inc;
-        e->code[w] = before;
-        if (table[before].nev) apply_events(e, &table[before], w, -1);
-    }
+    move_stone(e, cell, side, -1, 0);
 }
 
 /* Undo what the board holds beyond ``mark`` (what the Python `finally` blocks do). */
@@ -355,21 +332,10 @@ static int candidates(const Engine *e, int *out) {
     return n;
 }
 
-/* `_ordered`: by both sides' gains, then X's (the packed key), best first, stable. */
-static void ordered(const Engine *e, int *a, int n) {
-    for (int i = 1; i < n; i++) {
-        int v = a[i], j = i - 1;
-        int64_t s = e->gs[v], x = e->gx[v];
-        while (j >= 0 && (e->gs[a[j]] < s || (e->gs[a[j]] == s && e->gx[a[j]] < x))) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = v;
-    }
-}
-
-/* The first ``width`` of `ordered` ``a`` (into ``out``, their number returned): a cell
- * goes in after every kept one at least as good, so ties keep their order. */
+/* `_ordered`: the first ``width`` of ``a`` by both sides' gains, then X's (the packed
+ * key), best first, into ``out`` (their number returned); a cell goes in after every
+ * kept one at least as good, so ties keep their order (a stable sort when ``width`` is
+ * ``n``). */
 static int ordered_top(const Engine *e, const int *a, int n, int width, int *out) {
     int m = 0;
     for (int i = 0; i < n; i++) {
@@ -1047,10 +1013,7 @@ static int decide_first(Engine *e, int side, int *reason) {
 /* `_decide` after the shuffle of ``e->moves``. Runs without the GIL. */
 static int decide_rest(Engine *e, int side, int *reason) {
     int *order = e->order, *safe = e->safe, *rootm = e->rootm, *checks = e->checks;
-    int nm = e->nmoves;
-    memcpy(order, e->moves, sizeof(int) * (size_t)nm);
-    ordered(e, order, nm);
-    int no = nm;
+    int no = ordered_top(e, e->moves, e->nmoves, e->nmoves, order);
     jmp_buf saved;
     int mark;
     volatile int nsafe = -1;
