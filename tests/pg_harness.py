@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import netns_hosts
 import pytest
 
 USER = "postgres"
@@ -134,6 +135,23 @@ def own_cluster() -> Iterator[PgCluster]:
         yield cluster
     finally:
         cluster.destroy()
+
+
+@contextlib.contextmanager
+def hosts_and_postgres(count: int) -> Iterator[tuple[netns_hosts.Hosts, PgCluster]]:
+    """``count`` hosts of their own (`netns_hosts`) and a PostgreSQL cluster listening on
+    their bridge (this process's address there) and trusting them; both gone afterwards.
+    The test is skipped where either cannot run here."""
+    problem = why_not() or netns_hosts.why_not()
+    if problem is not None:
+        pytest.skip(problem)
+    with netns_hosts.hosts(count) as net:
+        cluster = PgCluster(listen=net.gateway, trust=net.network)
+        try:
+            cluster.start()
+            yield net, cluster
+        finally:
+            cluster.destroy()
 
 
 @pytest.fixture(scope="session")

@@ -14,11 +14,9 @@ import signal
 import sqlite3
 import time
 
-import netns_hosts
 import psycopg
-import pytest
 from cluster_nodes import HostNode, Node, epochs, moves_of, nodes, owners, query, resume_via, until
-from pg_harness import PgCluster, own_cluster, why_not
+from pg_harness import hosts_and_postgres, own_cluster
 from server_harness import free_port, player, seated_pair
 
 from protocol import messages as m
@@ -40,36 +38,28 @@ async def test_nodes_on_hosts_of_their_own_challenge_across_and_fail_over() -> N
     with its own loopback and port 8765), PostgreSQL on a third (this process's address on
     the bridge): the challenge across nodes, then the host of the game killed and its
     players resumed on the other host."""
-    problem = why_not() or netns_hosts.why_not()
-    if problem is not None:
-        pytest.skip(problem)
-    with netns_hosts.hosts(2) as net:
-        pg = PgCluster(listen=net.gateway, trust=net.network)
+    with hosts_and_postgres(2) as (net, pg):
+        db = pg.create_db("arena")  # read here through 127.0.0.1; the nodes use the bridge
+        there = pg.url("arena", host=net.gateway)
+        a = HostNode(there, "a", net.command(0), net.addresses[0])
+        b = HostNode(there, "b", net.command(1), net.addresses[1])
         try:
-            pg.start()
-            db = pg.create_db("arena")  # read here through 127.0.0.1; the nodes use the bridge
-            there = pg.url("arena", host=net.gateway)
-            a = HostNode(there, "a", net.command(0), net.addresses[0])
-            b = HostNode(there, "b", net.command(1), net.addresses[1])
-            try:
-                await a.start()
-                await b.start()
-                alice, bob, room = await _challenge_across(db, a, b)
-                assert {"a": a.url, "b": b.url} == dict(query(db, "SELECT node, url FROM leases")), (
-                    "each node's address on its own host"
-                )
-                b.kill()
-                for client in (alice, bob):
-                    await resume_via(client, a.url, room)
-                    assert client.url == a.url
-                assert owners(db)[room] == "a"
-                assert isinstance(await bob.request(m.Move(room=room, cell=1)), m.Ok)
-                assert moves_of(db, room) == [4, 0, 8, 1]
-            finally:
-                await a.stop()
-                await b.stop()
+            await a.start()
+            await b.start()
+            alice, bob, room = await _challenge_across(db, a, b)
+            assert {"a": a.url, "b": b.url} == dict(query(db, "SELECT node, url FROM leases")), (
+                "each node's address on its own host"
+            )
+            b.kill()
+            for client in (alice, bob):
+                await resume_via(client, a.url, room)
+                assert client.url == a.url
+            assert owners(db)[room] == "a"
+            assert isinstance(await bob.request(m.Move(room=room, cell=1)), m.Ok)
+            assert moves_of(db, room) == [4, 0, 8, 1]
         finally:
-            pg.destroy()
+            await a.stop()
+            await b.stop()
 
 
 async def _challenge_across(db: str, a: Node, b: Node) -> tuple[ArenaClient, ArenaClient, str]:
